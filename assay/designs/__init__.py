@@ -1,0 +1,45 @@
+"""Sampling designs: which items to label, and the probability each draw had."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from assay.designs.base import Design, Draw, SparseShuffle
+from assay.designs.importance import ImportanceDesign
+from assay.designs.passive import UniformWithoutReplacement, UniformWithReplacement
+from assay.designs.stratified import StratifiedDesign, stratified_design
+from assay.designs.strata import Strata, csf_strata, equal_size_strata, make_strata
+
+DESIGNS = ("passive", "stratified", "importance")
+
+
+def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarray | None,
+                 prior: np.ndarray | None, budget: int, rng: np.random.Generator,
+                 alpha: float = 0.5, options: dict[str, Any] | None = None) -> Design:
+    """The design called ``name`` over a pool with these predictions/scores.
+
+    Options: passive ``replace`` (default False); stratified ``strata`` ('csf'|'equal'),
+    ``n_strata`` (30), ``allocation`` ('neyman'|'proportional'); importance ``epsilon`` (0.1).
+    """
+    opt = dict(options or {})
+    if name == "passive":
+        if opt.get("replace", False):
+            return UniformWithReplacement(n, rng)
+        return UniformWithoutReplacement(n, budget, rng)
+    if name == "stratified":
+        return stratified_design(score, prior, predictions, budget, rng,
+                                 method=opt.get("strata", "csf"),
+                                 n_strata=int(opt.get("n_strata", 30)),
+                                 allocation=opt.get("allocation", "neyman"), alpha=alpha)
+    if name == "importance":
+        if prior is None:
+            raise ValueError("the importance design needs a score or probability column")
+        return ImportanceDesign(prior, predictions, rng, alpha=alpha,
+                                epsilon=float(opt.get("epsilon", 0.1)))
+    raise ValueError(f"unknown design {name!r} (expected one of {', '.join(DESIGNS)})")
+
+
+__all__ = ["DESIGNS", "Design", "Draw", "ImportanceDesign", "SparseShuffle", "Strata",
+           "StratifiedDesign", "UniformWithReplacement", "UniformWithoutReplacement",
+           "build_design", "csf_strata", "equal_size_strata", "make_strata"]

@@ -1,0 +1,81 @@
+"""What every design shares: a draw record, the design interface, and a sparse
+without-replacement sampler whose cost per draw does not grow with the pool."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assay.estimators import Sample
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One draw: the item, the probability it had under the design, and its stratum.
+
+    ``probability`` is the per-draw selection probability for with-replacement designs and the
+    first-order inclusion probability for without-replacement designs (``kind`` says which), so
+    that any estimator can reweight the draw later.
+    """
+
+    index: int
+    probability: float
+    stratum: int = 0
+    kind: str = "selection"
+
+
+class Design(ABC):
+    """A sampling design over a pool of N items, driven by an explicit seeded Generator."""
+
+    name: str = "design"
+    adaptive: bool = False
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Everything needed to rebuild the design (saved with its draws)."""
+
+    @abstractmethod
+    def draw(self) -> Draw:
+        """The next draw."""
+
+    def exhausted(self) -> bool:
+        """True when the design has no further draw planned."""
+        return False
+
+    def update(self, draw: Draw, label: int) -> None:
+        """Learn from a label (adaptive designs); static designs ignore it."""
+
+    @abstractmethod
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        """The estimation view of ``draws`` (with their labels) under this design."""
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        """Per-stratum facts for reports (empty for unstratified designs)."""
+        return []
+
+
+class SparseShuffle:
+    """Draws without replacement from ``range(n)`` by a lazy Fisher–Yates shuffle.
+
+    Only swapped positions are stored, so memory grows with the number of draws, not with n,
+    and each draw costs O(1).
+    """
+
+    __slots__ = ("n", "taken", "_swaps")
+
+    def __init__(self, n: int) -> None:
+        self.n, self.taken, self._swaps = int(n), 0, {}
+
+    def next(self, rng: np.random.Generator) -> int:
+        if self.taken >= self.n:
+            raise IndexError("all items drawn")
+        j = self.taken
+        r = int(rng.integers(j, self.n))
+        sw = self._swaps
+        chosen = sw.get(r, r)
+        sw[r] = sw.get(j, j)
+        sw.pop(j, None)
+        self.taken += 1
+        return chosen

@@ -1,0 +1,52 @@
+"""Passive (uniform) sampling, with replacement (Hansen–Hurwitz with q = 1/N) and without
+(simple random sampling, the one-stratum case of :mod:`assay.designs.stratified`)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from assay.designs.base import Design, Draw, SparseShuffle
+from assay.estimators import Sample, StratifiedSample, WithReplacementSample
+
+
+class UniformWithReplacement(Design):
+    """Each draw picks any of the N items with probability 1/N."""
+
+    name = "passive"
+
+    def __init__(self, n: int, rng: np.random.Generator) -> None:
+        self.n, self.rng = int(n), rng
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "passive", "replace": True}
+
+    def draw(self) -> Draw:
+        return Draw(int(self.rng.integers(self.n)), 1.0 / self.n, 0, "selection")
+
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        return WithReplacementSample(q=np.full(len(draws), 1.0 / self.n))
+
+
+class UniformWithoutReplacement(Design):
+    """Simple random sampling without replacement of ``budget`` items (inclusion prob n/N)."""
+
+    name = "passive"
+
+    def __init__(self, n: int, budget: int, rng: np.random.Generator) -> None:
+        self.n, self.rng = int(n), rng
+        self.budget = int(min(budget, n))
+        self._shuffle = SparseShuffle(self.n)
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "passive", "replace": False, "budget": self.budget}
+
+    def exhausted(self) -> bool:
+        return self._shuffle.taken >= self.budget
+
+    def draw(self) -> Draw:
+        return Draw(self._shuffle.next(self.rng), self.budget / self.n, 0, "inclusion")
+
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        return StratifiedSample(stratum=np.zeros(len(draws), dtype=np.int64),
+                                sizes=np.array([self.n]))

@@ -1,0 +1,171 @@
+"""Stratified sampling by score: CSF or equal-size strata, proportional or Neyman allocation,
+simple random sampling without replacement within strata (finite-population correction in
+:class:`assay.estimators.StratifiedSample`)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from assay.designs.base import Design, Draw, SparseShuffle
+from assay.designs.strata import Strata, make_strata
+from assay.estimators import Sample, StratifiedSample
+
+MIN_PER_STRATUM = 2
+
+
+def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
+                f_guess: float) -> np.ndarray:
+    """Per-item √E[e²] of the linearised residual e = y − F x under P(ℓ=1) = prior.
+
+    For ŷ = 1: E[e²] = π(1 − F(1−α))² ... reduces to π(1−F)² + (1−π)α²F²; for ŷ = 0:
+    E[e²] = (1−α)²F²π. This is the bracket of seed 002, eq. 5 (Sawade et al. 2010).
+    """
+    p = np.clip(prior, 0.0, 1.0)
+    pos = np.sqrt(alpha**2 * f_guess**2 * (1.0 - p) + (1.0 - f_guess) ** 2 * p)
+    neg = (1.0 - alpha) * f_guess * np.sqrt(p)
+    return np.where(predictions == 1, pos, neg)
+
+
+def initial_f_guess(prior: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
+    """F̂_α(0) of seed 002, Algorithm 2 line 10, at item level."""
+    tp = float(np.sum(prior * predictions))
+    den = alpha * float(np.sum(predictions)) + (1.0 - alpha) * float(np.sum(prior))
+    return tp / den if den > 0 else 0.5
+
+
+def allocate(budget: int, sizes: np.ndarray, weights: np.ndarray,
+             minimum: int = MIN_PER_STRATUM) -> np.ndarray:
+    """Integer allocation n_h ∝ weights_h with min(minimum, N_h) ≤ n_h ≤ N_h and Σ n_h = budget.
+
+    Strata whose share exceeds their size are taken whole (take-all) and the rest re-allocated
+    (Cochran 1977, §5.5); rounding by largest remainder.
+    """
+    sizes = sizes.astype(np.int64)
+    total = int(sizes.sum())
+    budget = int(min(budget, total))
+    floor = np.minimum(sizes, minimum)
+    if floor.sum() >= budget:  # budget too small for the minimum: spread by weight
+        floor = np.zeros_like(sizes)
+    n = floor.copy()
+    w = np.where(sizes > n, np.maximum(weights.astype(np.float64), 0.0), 0.0)
+    if w.sum() <= 0:
+        w = (sizes - n).astype(np.float64)
+    free = np.ones(sizes.shape[0], dtype=bool)
+    while True:
+        remaining = budget - int(n[~free].sum()) - int(floor[free].sum())
+        share = np.zeros(sizes.shape[0])
+        wf = np.where(free, w, 0.0)
+        if wf.sum() > 0 and remaining > 0:
+            share = remaining * wf / wf.sum()
+        cand = floor + share
+        over = free & (cand >= sizes)
+        if not over.any():
+            break
+        n[over] = sizes[over]
+        free &= ~over
+        if not free.any():
+            break
+    if free.any():
+        cand = np.where(free, floor + share, n)
+        base = np.floor(cand).astype(np.int64)
+        left = budget - int(base.sum())
+        frac = np.where(free & (base < sizes), cand - base, -1.0)
+        for i in np.argsort(-frac, kind="stable")[:max(left, 0)]:
+            base[i] += 1
+        n = np.minimum(base, sizes)
+    # top up any shortfall from rounding/clipping, largest free capacity first
+    short = budget - int(n.sum())
+    if short > 0:
+        for i in np.argsort(-(sizes - n), kind="stable"):
+            add = int(min(short, sizes[i] - n[i]))
+            n[i] += add
+            short -= add
+            if short == 0:
+                break
+    return n
+
+
+class StratifiedDesign(Design):
+    """Score strata with a fixed allocation, sampled without replacement within strata.
+
+    Draws interleave the strata: every stratum's first ``min(n_h, 2)`` draws come first (round
+    robin), then the rest in a random order, so an estimate is available early and every
+    stratum has a variance term.
+    """
+
+    name = "stratified"
+
+    def __init__(self, strata: Strata, budget: int, rng: np.random.Generator,
+                 allocation: str = "neyman", prior: np.ndarray | None = None,
+                 predictions: np.ndarray | None = None, alpha: float = 0.5) -> None:
+        self.strata, self.rng, self.allocation_rule = strata, rng, allocation
+        self.alpha = alpha
+        sizes = strata.sizes
+        if allocation == "proportional" or prior is None or predictions is None:
+            weights = sizes.astype(np.float64)
+            if allocation == "neyman":
+                self.allocation_rule = "proportional"  # no prior: Neyman reduces to it
+        elif allocation == "neyman":
+            f0 = initial_f_guess(prior, predictions, alpha)
+            sd = self._stratum_sd(prior, predictions, alpha, f0)
+            weights = sizes * sd
+        else:
+            raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
+                             "'neyman')")
+        self.n_h = allocate(budget, sizes, weights)
+        self.budget = int(self.n_h.sum())
+        self._shuffles = [SparseShuffle(int(s)) for s in sizes]
+        first = np.repeat(np.arange(strata.count), np.minimum(self.n_h, MIN_PER_STRATUM))
+        rest = np.repeat(np.arange(strata.count), self.n_h - np.minimum(self.n_h,
+                                                                        MIN_PER_STRATUM))
+        self._schedule = np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
+        self._pos = 0
+
+    def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
+                    f0: float) -> np.ndarray:
+        """S_h: within-stratum SD of e = y − F x, from the prior (mean E[e²] − (mean E[e])²)."""
+        p = np.clip(prior, 0.0, 1.0)
+        yhat = predictions.astype(np.float64)
+        # E[e] per item: ŷ=1: π(1−F) − (1−π)αF ; ŷ=0: −(1−α)Fπ
+        mean_e = np.where(predictions == 1, p * (1 - f0) - (1 - p) * alpha * f0,
+                          -(1 - alpha) * f0 * p)
+        sq = residual_sd(p, predictions, alpha, f0) ** 2
+        m2 = self.strata.means(sq)
+        m1 = self.strata.means(mean_e)
+        del yhat
+        return np.sqrt(np.maximum(m2 - m1**2, 0.0))
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "stratified", "strata": self.strata.method,
+                "n_strata": self.strata.count, "allocation": self.allocation_rule,
+                "budget": self.budget, "alpha": self.alpha}
+
+    def exhausted(self) -> bool:
+        return self._pos >= self._schedule.shape[0]
+
+    def draw(self) -> Draw:
+        h = int(self._schedule[self._pos])
+        self._pos += 1
+        j = self._shuffles[h].next(self.rng)
+        item = int(self.strata.order[self.strata.bounds[h] + j])
+        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, "inclusion")
+
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        return StratifiedSample(stratum=np.fromiter((d.stratum for d in draws), np.int64,
+                                                    len(draws)),
+                                sizes=self.strata.sizes)
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        sizes = self.strata.sizes
+        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
+                 "inclusion_probability": float(self.n_h[h] / sizes[h])}
+                for h in range(self.strata.count)]
+
+
+def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
+                      predictions: np.ndarray, budget: int, rng: np.random.Generator,
+                      method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
+                      alpha: float = 0.5) -> StratifiedDesign:
+    strata = make_strata(score, predictions.shape[0], method, n_strata)
+    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)

@@ -1,0 +1,195 @@
+"""Precision, recall and F_α from weighted samples, as ratio estimators with honest intervals.
+
+Pure numpy/scipy, no I/O. For item i let ŷ_i be the system's prediction and ℓ_i the true label;
+the population measure is (seed 002, eq. 1)
+
+    F_α = Σ ℓ_i ŷ_i / Σ [α ŷ_i + (1 − α) ℓ_i] = Y / X,
+
+so α = 1 is precision, α = 0 recall and α = ½ the balanced F1. A design supplies a
+:class:`Sample`, which estimates population totals and their variances (Hansen–Hurwitz for
+with-replacement draws, stratified expansion with finite-population correction for
+without-replacement strata). The ratio R̂ = Ŷ / X̂ (seed 002, eq. 3) gets its variance by
+linearisation (the delta method, Särndal, Swensson & Wretman 1992, §5.6): the design variance of
+the estimated total of z_i = (y_i − R̂ x_i) / X̂.
+
+Intervals (``interval="auto"``, the default):
+
+* **delta** — R̂ ± z·SE, used when the sample holds the equivalent of at least 10 "successes" and
+  10 "failures": n_eff·min(R̂, 1 − R̂) ≥ 10 with n_eff = R̂(1 − R̂)/SE² (Kish's effective size);
+* **wilson** — otherwise, a Wilson score interval at the effective sample size (Korn & Graubard
+  1998; Dean & Pagano 2015). It stays inside [0, 1], is asymmetric near the bounds and does not
+  collapse when R̂ is 0 or 1 (then n_eff is the number of labelled items in the denominator);
+* **undefined** — when X̂ = 0 (e.g. recall before any positive has been labelled): no estimate
+  and no interval is given rather than a false one.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
+MIN_NORMAL_COUNT = 10.0
+
+
+class Sample(ABC):
+    """The estimation view of a design's draws: totals of per-draw values and their variances."""
+
+    @abstractmethod
+    def total(self, values: np.ndarray) -> tuple[float, float]:
+        """Design-unbiased estimate of Σ_i v_i over the pool and an estimate of its variance."""
+
+
+@dataclass(frozen=True)
+class WithReplacementSample(Sample):
+    """Draws with replacement, draw t having selection probability q_t (Σ over pool = 1).
+
+    Hansen–Hurwitz: Ŷ = (1/T) Σ_t v_t / q_t, Var̂(Ŷ) = s²(v/q) / T.
+    """
+
+    q: np.ndarray
+
+    def total(self, values: np.ndarray) -> tuple[float, float]:
+        t = np.asarray(values, dtype=np.float64) / self.q
+        n = t.shape[0]
+        if n == 0:
+            return 0.0, math.inf
+        var = float(t.var(ddof=1)) / n if n > 1 else math.inf
+        return float(t.mean()), var
+
+
+@dataclass(frozen=True)
+class StratifiedSample(Sample):
+    """Simple random samples without replacement within strata.
+
+    Ŷ = Σ_h N_h ȳ_h,  Var̂(Ŷ) = Σ_h N_h² (1 − n_h/N_h) s_h² / n_h  (Cochran 1977, eq. 5.6).
+    A stratum not yet sampled contributes nothing (only possible before a design's first pass);
+    a stratum with one draw contributes no variance term.
+    """
+
+    stratum: np.ndarray          # stratum index of each draw
+    sizes: np.ndarray            # N_h for every stratum of the design
+
+    def total(self, values: np.ndarray) -> tuple[float, float]:
+        v = np.asarray(values, dtype=np.float64)
+        k = self.sizes.shape[0]
+        n_h = np.bincount(self.stratum, minlength=k).astype(np.float64)
+        s1 = np.bincount(self.stratum, weights=v, minlength=k)
+        s2 = np.bincount(self.stratum, weights=v * v, minlength=k)
+        seen = n_h > 0
+        mean = np.zeros(k)
+        mean[seen] = s1[seen] / n_h[seen]
+        var_h = np.zeros(k)
+        multi = n_h > 1
+        var_h[multi] = np.maximum(s2[multi] - n_h[multi] * mean[multi] ** 2, 0.0) / (n_h[multi] - 1)
+        sizes = self.sizes.astype(np.float64)
+        fpc = np.zeros(k)
+        fpc[seen] = np.clip(1.0 - n_h[seen] / sizes[seen], 0.0, 1.0)
+        contrib = np.zeros(k)
+        contrib[multi] = sizes[multi] ** 2 * fpc[multi] * var_h[multi] / n_h[multi]
+        return float(np.sum(sizes * mean)), float(np.sum(contrib))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measure's point estimate and interval, with how the interval was made."""
+
+    measure: str
+    alpha: float
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    std_error: float | None
+    confidence: float
+    method: str                      # "delta" | "wilson" | "undefined"
+    n_effective: float | None = None
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def defined(self) -> bool:
+        return self.estimate is not None
+
+    def covers(self, truth: float) -> bool:
+        return self.defined and self.ci_low <= truth <= self.ci_high  # type: ignore[operator]
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+def wilson_interval(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson score interval for a proportion p̂ from an (effective) sample size n."""
+    if n <= 0:
+        return 0.0, 1.0
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(max(p * (1.0 - p) / n + z2n / (4.0 * n), 0.0))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
+                   interval: str = "auto") -> tuple[float, float, str, float]:
+    """Interval for a ratio in [0, 1] from its linearised variance (see module docstring)."""
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    if var > 0.0 and 0.0 < r < 1.0 and math.isfinite(var):
+        n_eff = r * (1.0 - r) / var
+    else:
+        n_eff = float(n_domain)
+    if interval == "delta" or (interval == "auto" and var > 0.0 and math.isfinite(var)
+                               and n_eff * min(r, 1.0 - r) >= MIN_NORMAL_COUNT):
+        se = math.sqrt(var)
+        return max(0.0, r - z * se), min(1.0, r + z * se), "delta", n_eff
+    lo, hi = wilson_interval(r, n_eff, z)
+    return lo, hi, "wilson", n_eff
+
+
+def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
+              confidence: float = 0.95, measure: str | None = None,
+              interval: str = "auto", n_domain: int | None = None) -> Estimate:
+    """Estimate F_α = Y/X (seed 002, eqs. 1 and 3) with a linearised variance and interval.
+
+    ``labels`` and ``predictions`` are per draw (aligned with the sample). ``n_domain`` is the
+    number of distinct labelled items with x_i > 0 (defaults to the count over draws).
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    name = measure or _measure_name(alpha)
+    ell = np.asarray(labels, dtype=np.float64)
+    yhat = np.asarray(predictions, dtype=np.float64)
+    y = ell * yhat
+    x = alpha * yhat + (1.0 - alpha) * ell
+    y_tot, _ = sample.total(y)
+    x_tot, _ = sample.total(x)
+    if not x_tot > 0.0:
+        what = {"precision": "no predicted positive", "recall": "no true positive"}.get(
+            name, "no predicted or true positive")
+        return Estimate(name, alpha, None, None, None, None, confidence, "undefined", 0.0,
+                        note=f"undefined: {what} among the labels yet")
+    r = min(max(y_tot / x_tot, 0.0), 1.0)
+    z_lin = (y - r * x) / x_tot
+    _, var = sample.total(z_lin)
+    m = int(np.count_nonzero(x > 0)) if n_domain is None else n_domain
+    lo, hi, method, n_eff = ratio_interval(r, var, m, confidence, interval)
+    se = math.sqrt(var) if math.isfinite(var) else None
+    return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff)
+
+
+def _measure_name(alpha: float) -> str:
+    for k, v in MEASURES.items():
+        if v == alpha:
+            return k
+    return f"f_alpha={alpha:g}"
+
+
+def true_f_measure(labels: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
+    """F_α on a fully labelled population (seed 002, eq. 1); NaN when 0/0."""
+    ell = np.asarray(labels, dtype=np.float64)
+    yhat = np.asarray(predictions, dtype=np.float64)
+    den = alpha * yhat.sum() + (1.0 - alpha) * ell.sum()
+    return float((ell * yhat).sum() / den) if den > 0 else math.nan

@@ -1,0 +1,149 @@
+"""Label sources (oracles): a gold file playing the annotator, a seeded simulated annotator with
+false-positive/false-negative rates, a Python mapping or callable, and a person at the terminal.
+
+Every source answers ``label(index, key)`` with 0, 1, ``SKIP`` (no label for this item) or
+``UNDO`` (take back the previous label); its ``annotator`` names whose labels they are.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from assay.errors import AssayInputError
+from assay.pool import KEY_SEPARATOR, Pool, binary_column, check_ids, read_table, where
+
+SKIP = -1
+UNDO = -2
+
+
+class LabelSource:
+    annotator: str = "oracle"
+
+    def label(self, index: int, key: str) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class ArrayLabels(LabelSource):
+    """Labels aligned with the pool (−1 where unknown): the fast path for gold files."""
+
+    values: np.ndarray
+    annotator: str = "gold"
+    source: str = "<labels>"
+
+    def label(self, index: int, key: str) -> int:
+        v = int(self.values[index])
+        if v < 0:
+            raise AssayInputError(self.source, f"no label for item {key!r}",
+                                  expected="a label for every item the design draws")
+        return v
+
+
+@dataclass
+class CallableLabels(LabelSource):
+    """Any function of the item's key (its id values, tab-separated) returning 0/1."""
+
+    fn: Callable[[str], Any]
+    annotator: str = "callable"
+
+    def label(self, index: int, key: str) -> int:
+        v = self.fn(key)
+        if v in (SKIP, UNDO, None):
+            return SKIP if v is None else int(v)
+        if v not in (0, 1, True, False):
+            raise AssayInputError("<label function>", f"returned {v!r} for item {key!r}",
+                                  expected="0 or 1")
+        return int(v)
+
+
+@dataclass
+class SimulatedAnnotator(LabelSource):
+    """A fallible annotator: flips a true 0 with probability ``fpr`` and a true 1 with ``fnr``.
+
+    Each item's answer is fixed by (seed, item), so the same item always gets the same label,
+    whatever the order of questions.
+    """
+
+    truth: LabelSource
+    fpr: float = 0.0
+    fnr: float = 0.0
+    seed: int = 0
+    annotator: str = ""
+
+    def __post_init__(self) -> None:
+        for name, v in (("fpr", self.fpr), ("fnr", self.fnr)):
+            if not 0.0 <= v <= 1.0:
+                raise AssayInputError("<simulated annotator>", f"{name} = {v}",
+                                      expected="a rate in [0, 1]")
+        if not self.annotator:
+            self.annotator = f"simulated(fpr={self.fpr:g},fnr={self.fnr:g},seed={self.seed})"
+
+    def label(self, index: int, key: str) -> int:
+        true = self.truth.label(index, key)
+        u = np.random.default_rng([self.seed, zlib.crc32(key.encode())]).random()
+        flip = self.fnr if true == 1 else self.fpr
+        return int(1 - true) if u < flip else int(true)
+
+
+def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
+                    annotator: str = "gold") -> ArrayLabels:
+    """Align a gold table (the pool's id columns, or ``id``, plus ``label``) with the pool."""
+    if "label" not in df.columns:
+        raise AssayInputError(name, "missing column 'label'",
+                              expected=f"columns {pool.id_columns + ['label']} or ['id', 'label']")
+    cols = pool.id_columns
+    if not all(c in df.columns for c in cols):
+        if "id" in df.columns and len(cols) == 1:
+            df = df.rename(columns={"id": cols[0]})
+        elif "id" in df.columns:
+            df = df.assign(**{"__key": df["id"].astype(str)})
+        else:
+            raise AssayInputError(name, f"missing id column(s) {cols}",
+                                  expected=f"the pool's id columns {cols} or 'id'")
+    lab = binary_column(df, "label", name, kind)
+    if "__key" in df.columns:
+        keys = df["__key"].tolist()
+        left = pd.DataFrame({"__key": pool.keys()})
+        right = pd.DataFrame({"__key": keys, "__label": lab})
+        on = ["__key"]
+        check_ids(right, on, name, kind)
+    else:
+        check_ids(df, cols, name, kind)
+        left = pool.ids.astype(str)
+        right = df[cols].astype(str).assign(__label=lab)
+        on = cols
+    merged = left.merge(right, how="left", on=on, sort=False)
+    values = merged["__label"].fillna(-1).to_numpy().astype(np.int8)
+    return ArrayLabels(values=values, annotator=annotator, source=name)
+
+
+def label_source(labels: Any, pool: Pool, annotator: str | None = None) -> LabelSource:
+    """Turn what a user passes as labels (path, DataFrame, Arrow table, mapping, callable or a
+    :class:`LabelSource`) into a label source for ``pool``."""
+    if isinstance(labels, LabelSource):
+        if annotator:
+            labels.annotator = annotator
+        return labels
+    if isinstance(labels, Mapping):
+        table = {(KEY_SEPARATOR.join(map(str, k)) if isinstance(k, tuple) else str(k)): v
+                 for k, v in labels.items()}
+        keys = pool.keys()
+        vals = np.array([int(table.get(k, -1)) for k in keys], dtype=np.int8)
+        bad = ~np.isin(vals, (-1, 0, 1))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise AssayInputError("<labels mapping>", f"label {vals[i]!r} for item {keys[i]!r}",
+                                  expected="0 or 1")
+        return ArrayLabels(vals, annotator or "mapping", "<labels mapping>")
+    if callable(labels) and not isinstance(labels, pd.DataFrame):
+        return CallableLabels(labels, annotator or getattr(labels, "__name__", "callable"))
+    df, name, kind = read_table(labels, "labels")
+    return gold_from_frame(df, name, kind, pool, annotator or "gold")
+
+
+__all__ = ["ArrayLabels", "CallableLabels", "LabelSource", "SimulatedAnnotator", "SKIP", "UNDO",
+           "gold_from_frame", "label_source", "where"]

@@ -1,0 +1,226 @@
+"""Pools: the population of items to evaluate (record pairs, documents, relation instances).
+
+A pool holds, per item, its id (one or more columns), the system's ``prediction`` (0/1) and
+optionally a ``score`` (any finite real, higher = more likely positive) and/or a calibrated
+``probability`` in [0, 1]. Every column is validated in one place, :func:`load_pool`, and each
+error names the file, the first bad row and what was expected.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from assay.errors import AssayInputError
+
+ID_CANDIDATES: tuple[tuple[str, ...], ...] = (("id",), ("item_id",), ("left_id", "right_id"),
+                                                ("docno",))
+KEY_SEPARATOR = "\t"
+
+
+@dataclass
+class Pool:
+    """Items to evaluate: ids, predictions and optional scores/probabilities (all length N)."""
+
+    ids: pd.DataFrame
+    prediction: np.ndarray                      # int8, 0/1
+    score: np.ndarray | None = None             # float64, finite
+    probability: np.ndarray | None = None       # float64 in [0, 1]
+    source: str = "<pool>"
+    extra: pd.DataFrame | None = field(default=None, repr=False)  # other columns, shown to annotators
+    _key_index: dict[str, int] | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        return int(self.prediction.shape[0])
+
+    @property
+    def id_columns(self) -> list[str]:
+        return list(self.ids.columns)
+
+    def key(self, i: int) -> str:
+        """The item's store key: its id values as text, tab-separated."""
+        row = self.ids.iloc[int(i)]
+        return KEY_SEPARATOR.join(str(v) for v in row.tolist())
+
+    def keys(self, idx: Sequence[int] | np.ndarray | None = None) -> list[str]:
+        sub = self.ids if idx is None else self.ids.iloc[np.asarray(idx, dtype=np.int64)]
+        cols = [sub[c].astype(str).tolist() for c in sub.columns]
+        return [KEY_SEPARATOR.join(t) for t in zip(*cols)] if len(cols) > 1 else cols[0]
+
+    def index_of(self, key: str) -> int | None:
+        if self._key_index is None:
+            self._key_index = {k: i for i, k in enumerate(self.keys())}
+        return self._key_index.get(key)
+
+    def prior_probability(self) -> np.ndarray | None:
+        """A guess of P(label = 1) per item: the probability, else the logistic of the score."""
+        if self.probability is not None:
+            return self.probability
+        if self.score is not None:
+            return 1.0 / (1.0 + np.exp(-self.score))
+        return None
+
+    def fingerprint(self) -> str:
+        """A short hash of ids and predictions: identifies the system's output on this pool."""
+        h = hashlib.sha256()
+        h.update(pd.util.hash_pandas_object(self.ids, index=False).values.tobytes())
+        h.update(self.prediction.tobytes())
+        return h.hexdigest()[:16]
+
+    def row(self, i: int) -> dict[str, Any]:
+        """All fields of item ``i`` (for an annotator)."""
+        out: dict[str, Any] = {c: self.ids[c].iloc[i] for c in self.ids.columns}
+        if self.extra is not None:
+            out.update({c: self.extra[c].iloc[i] for c in self.extra.columns})
+        out["prediction"] = int(self.prediction[i])
+        if self.score is not None:
+            out["score"] = float(self.score[i])
+        if self.probability is not None:
+            out["probability"] = float(self.probability[i])
+        return out
+
+
+def read_table(source: Any, what: str = "pool") -> tuple[pd.DataFrame, str, str]:
+    """Read a Parquet/CSV/TSV path, a DataFrame or an Arrow table.
+
+    Returns the frame, a name for messages, and how rows are counted (``"line"`` for text files,
+    where the header is line 1, else ``"row"``).
+    """
+    if isinstance(source, pd.DataFrame):
+        return source.reset_index(drop=True), f"<{what} DataFrame>", "row"
+    try:
+        import pyarrow as pa
+        if isinstance(source, pa.Table):
+            return source.to_pandas(), f"<{what} Arrow table>", "row"
+    except ImportError:  # pragma: no cover
+        pass
+    if not isinstance(source, (str, Path)):
+        raise AssayInputError(f"<{what}>", f"cannot read a {type(source).__name__}",
+                              expected="a Parquet/CSV path, a pandas DataFrame or an Arrow table")
+    path = Path(source)
+    name = str(path)
+    if not path.exists():
+        raise AssayInputError(name, "file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path), name, "row"
+        if suffix in (".csv", ".tsv", ".txt"):
+            sep = "\t" if suffix == ".tsv" else ","
+            return pd.read_csv(path, sep=sep, dtype_backend="numpy_nullable"), name, "line"
+    except Exception as exc:  # noqa: BLE001 - re-raised as a user error naming the file
+        raise AssayInputError(name, f"cannot be read: {exc}") from None
+    raise AssayInputError(name, f"unknown file type {suffix!r}",
+                          expected=".parquet, .csv or .tsv")
+
+
+def shown(value: Any) -> str:
+    """A cell value as a user wrote it (numpy scalars unwrapped)."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
+def where(kind: str, row: int) -> str:
+    """Position of 0-based data row ``row``: text files count the header as line 1."""
+    return f"line {row + 2}" if kind == "line" else f"row {row + 1}"
+
+
+def resolve_id_columns(df: pd.DataFrame, name: str,
+                       id_columns: Sequence[str] | None) -> list[str]:
+    if id_columns:
+        missing = [c for c in id_columns if c not in df.columns]
+        if missing:
+            raise AssayInputError(name, f"missing id column(s) {missing}",
+                                  expected=f"columns among {list(df.columns)}")
+        return list(id_columns)
+    for cand in ID_CANDIDATES:
+        if all(c in df.columns for c in cand):
+            return list(cand)
+    raise AssayInputError(name, "no id column found",
+                          expected="a column 'id', 'item_id', or 'left_id' and 'right_id' "
+                                   "(or name the id columns with --id)")
+
+
+def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str) -> None:
+    ids = df[cols]
+    null = ids.isna().any(axis=1).to_numpy()
+    if null.any():
+        r = int(np.flatnonzero(null)[0])
+        raise AssayInputError(name, f"empty id in column(s) {cols}", where=where(kind, r),
+                              expected="every item to have an id")
+    dup = ids.duplicated(keep="first").to_numpy()
+    if dup.any():
+        r = int(np.flatnonzero(dup)[0])
+        first = int(np.flatnonzero((ids == ids.iloc[r]).all(axis=1).to_numpy())[0])
+        raise AssayInputError(name, f"duplicate id {ids.iloc[r].tolist()} in column(s) {cols} "
+                                    f"(first seen at {where(kind, first)})",
+                              where=where(kind, r), expected="each id once")
+
+
+def binary_column(df: pd.DataFrame, col: str, name: str, kind: str) -> np.ndarray:
+    """A 0/1 column as int8; the first value that is not 0/1 (or true/false) is an error."""
+    raw = df[col]
+    if raw.dtype == bool or str(raw.dtype) == "boolean":
+        vals = raw.astype("float64")
+    else:
+        vals = pd.to_numeric(raw, errors="coerce").astype("float64")
+    arr = vals.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isin(arr, (0.0, 1.0))
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise AssayInputError(name, f"column '{col}' has value {shown(raw.iloc[r])}",
+                              where=where(kind, r), expected="0 or 1")
+    return arr.astype(np.int8)
+
+
+def real_column(df: pd.DataFrame, col: str, name: str, kind: str,
+                lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    raw = df[col]
+    arr = pd.to_numeric(raw, errors="coerce").astype("float64").to_numpy(dtype=np.float64,
+                                                                          na_value=np.nan)
+    bad = ~np.isfinite(arr)
+    if lo is not None:
+        bad |= arr < lo
+    if hi is not None:
+        bad |= arr > hi
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        rng = "a finite real number" if lo is None else f"a number in [{lo}, {hi}]"
+        raise AssayInputError(name, f"column '{col}' has value {shown(raw.iloc[r])}",
+                              where=where(kind, r), expected=rng)
+    return arr
+
+
+def load_pool(source: Any, id_columns: Sequence[str] | None = None,
+              prediction: str = "prediction", score: str | None = "score",
+              probability: str | None = "probability") -> Pool:
+    """Load and validate a pool from Parquet, CSV/TSV, a pandas DataFrame or an Arrow table.
+
+    Required: the id column(s) and ``prediction`` (0/1). Optional: ``score`` (finite real) and
+    ``probability`` (in [0, 1]); a ``label`` column, if present, is ignored (labels come only from
+    a label source). Raises :class:`AssayInputError` naming the source, first bad row and what was
+    expected.
+    """
+    if isinstance(source, Pool):
+        return source
+    df, name, kind = read_table(source, "pool")
+    if len(df) == 0:
+        raise AssayInputError(name, "the pool is empty", expected="at least one item")
+    cols = resolve_id_columns(df, name, id_columns)
+    if prediction not in df.columns:
+        raise AssayInputError(name, f"missing column '{prediction}'",
+                              expected=f"a 0/1 prediction column among {list(df.columns)}")
+    check_ids(df, cols, name, kind)
+    pred = binary_column(df, prediction, name, kind)
+    sc = real_column(df, score, name, kind) if score and score in df.columns else None
+    pr = (real_column(df, probability, name, kind, 0.0, 1.0)
+          if probability and probability in df.columns else None)
+    used = set(cols) | {prediction, score, probability, "label"}
+    extra_cols = [c for c in df.columns if c not in used]
+    ids = df[cols].reset_index(drop=True)
+    return Pool(ids=ids, prediction=pred, score=sc, probability=pr, source=name,
+                extra=df[extra_cols].reset_index(drop=True) if extra_cols else None)

@@ -1,0 +1,90 @@
+"""The command line: the --json document, the report, and user errors as one line + exit 2."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 2000
+    score = rng.normal(size=n)
+    label = (rng.random(n) < 1 / (1 + np.exp(-(3 * score - 3)))).astype(int)
+    pool = pd.DataFrame({"id": np.arange(n), "score": score,
+                         "prediction": (score > 0.8).astype(int)})
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    pd.DataFrame({"id": np.arange(n), "label": label}).to_parquet(tmp_path / "gold.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("design", ["passive", "stratified", "importance"])
+def test_evaluate_json_and_report(files, design):
+    out, rep = files / f"{design}.json", files / f"{design}.html"
+    res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
+                              str(files / "gold.parquet"), "--design", design, "--budget", "300",
+                              "--seed", "4", "--store", str(files / "s.db"), "--json", str(out),
+                              "--report", str(rep)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert set(doc) == {"design", "seed", "labels_used", "pool_size", "confidence", "estimates"}
+    assert doc["design"] == design and doc["seed"] == 4 and doc["labels_used"] == 300
+    assert doc["pool_size"] == 2000 and doc["confidence"] == 0.95
+    assert set(doc["estimates"]) == {"precision", "recall", "f1"}
+    for v in doc["estimates"].values():
+        assert set(v) == {"estimate", "ci_low", "ci_high"}
+        assert v["ci_low"] <= v["estimate"] <= v["ci_high"]
+    page = rep.read_text()
+    assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
+    assert "Strata" in page and "Parameters" in page
+
+
+def test_api_result_equals_cli_json(files):
+    from assay import evaluate
+    res = evaluate(files / "pool.csv", files / "gold.parquet", design="stratified", budget=300,
+                   seed=4, confidence=0.9)
+    out = files / "x.json"
+    cli = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
+                              str(files / "gold.parquet"), "--budget", "300", "--seed", "4",
+                              "--confidence", "0.9", "--store", str(files / "t.db"),
+                              "--json", str(out)])
+    assert cli.exit_code == 0, cli.output
+    assert json.loads(out.read_text()) == res.to_dict()
+    assert len(res.history) > 5 and res.history[-1].labels_used == 300
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--budget", "10", "--labels", "MISSING.csv"], "MISSING.csv: file not found"),
+    (["--budget", "10", "--confidence", "1.5"], "--confidence"),
+    (["--budget", "10", "--design", "importance", "--epsilon", "0"], "epsilon"),
+])
+def test_user_errors_exit_2_without_traceback(files, args, needle):
+    full = ["evaluate", str(files / "pool.csv"), "--store", str(files / "e.db")]
+    if "--labels" not in args:
+        full += ["--labels", str(files / "gold.parquet")]
+    res = runner.invoke(app, full + args)
+    assert res.exit_code == 2
+    assert needle in res.output and "Traceback" not in res.output
+
+
+def test_bad_pool_row_reported(files):
+    bad = files / "bad.csv"
+    pd.DataFrame({"id": [1, 2, 3], "prediction": [0, 1, 5]}).to_csv(bad, index=False)
+    res = runner.invoke(app, ["evaluate", str(bad), "--labels", str(files / "gold.parquet")])
+    assert res.exit_code == 2
+    assert "bad.csv, line 4: column 'prediction' has value 5" in res.output
+
+
+def test_nothing_half_written_on_error(files):
+    out = files / "never.json"
+    res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
+                              str(files / "nope.csv"), "--json", str(out)])
+    assert res.exit_code == 2 and not out.exists()
