@@ -103,7 +103,7 @@ def _run(pool: Any, labels: Any, design: str, budget: int, seed: int, confidence
          store: str, json_out: Optional[Path], report: Optional[Path], dataset: str,
          annotator: Optional[str], options: dict[str, Any], id_cols: list[str] | None,
          truth: dict[str, float] | None = None) -> Any:
-    from assay.evaluate import evaluate
+    from assay.evaluation import evaluate
     from assay.report import write_report
     for p in (json_out, report):
         if p is not None and not p.parent.exists():
@@ -197,7 +197,7 @@ def demo(
     estimates beside the truth."""
     import pandas as pd
 
-    from assay.evaluate import truth_estimates
+    from assay.evaluation import truth_estimates
     from assay.pool import load_pool
     data = resources.files("assay") / "data" / "amazon_google.parquet"
     with resources.as_file(data) as path:

@@ -16,9 +16,12 @@ Intervals (``interval="auto"``, the default):
 
 * **delta** — R̂ ± z·SE, used when the sample holds the equivalent of at least 10 "successes" and
   10 "failures": n_eff·min(R̂, 1 − R̂) ≥ 10 with n_eff = R̂(1 − R̂)/SE² (Kish's effective size);
-* **wilson** — otherwise, a Wilson score interval at the effective sample size (Korn & Graubard
-  1998; Dean & Pagano 2015). It stays inside [0, 1], is asymmetric near the bounds and does not
-  collapse when R̂ is 0 or 1 (then n_eff is the number of labelled items in the denominator);
+* **exact** — otherwise, the Clopper–Pearson interval at the effective sample size and effective
+  count n_eff·R̂ (Korn & Graubard 1998, the standard for proportions from complex samples). It
+  stays inside [0, 1], is asymmetric near the bounds, errs on the wide side, and does not
+  collapse when R̂ is 0 or 1 (then n_eff is the number of labelled items in the denominator).
+  A Wilson interval at n_eff was tried first and rejected: with one or two labelled positives it
+  excludes the truth far more often than 5% (e.g. R̂ = 1 from n = 1 gives [0.21, 1]);
 * **undefined** — when X̂ = 0 (e.g. recall before any positive has been labelled): no estimate
   and no interval is given rather than a false one.
 """
@@ -105,7 +108,7 @@ class Estimate:
     ci_high: float | None
     std_error: float | None
     confidence: float
-    method: str                      # "delta" | "wilson" | "undefined"
+    method: str                      # "delta" | "exact" | "undefined"
     n_effective: float | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -131,6 +134,20 @@ def wilson_interval(p: float, n: float, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float, float]:
+    """Clopper–Pearson interval at effective size n and count x = n·p̂ (Korn & Graubard 1998).
+
+    Beta quantiles accept non-integer counts; the bounds are exactly 0 and 1 at p̂ = 0 and 1.
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    a = 1.0 - confidence
+    x = p * n
+    lo = 0.0 if x <= 0 else float(stats.beta.ppf(a / 2, x, n - x + 1))
+    hi = 1.0 if x >= n else float(stats.beta.ppf(1 - a / 2, x + 1, n - x))
+    return min(lo, p), max(hi, p)
+
+
 def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
                    interval: str = "auto") -> tuple[float, float, str, float]:
     """Interval for a ratio in [0, 1] from its linearised variance (see module docstring)."""
@@ -143,8 +160,8 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
                                and n_eff * min(r, 1.0 - r) >= MIN_NORMAL_COUNT):
         se = math.sqrt(var)
         return max(0.0, r - z * se), min(1.0, r + z * se), "delta", n_eff
-    lo, hi = wilson_interval(r, n_eff, z)
-    return lo, hi, "wilson", n_eff
+    lo, hi = korn_graubard_interval(r, n_eff, confidence)
+    return lo, hi, "exact", n_eff
 
 
 def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from assay.evaluate import EvaluationResult  # noqa: E402
+from assay.evaluation import EvaluationResult  # noqa: E402
 
 MEASURE_ORDER = ("precision", "recall", "f1")
 

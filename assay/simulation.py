@@ -11,7 +11,7 @@ import numpy as np
 
 from assay.designs import build_design
 from assay.estimators import MEASURES, true_f_measure
-from assay.evaluate import collect, estimate_all
+from assay.evaluation import collect, estimate_all
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,11 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
     lo = {m: np.full(reps, np.nan) for m in measures}
     hi = {m: np.full(reps, np.nan) for m in measures}
     n = predictions.shape[0]
+    options = dict(options or {})
+    if design == "stratified" and "precomputed_strata" not in options:
+        from assay.designs import make_strata  # strata do not depend on the seed: sort once
+        options["precomputed_strata"] = make_strata(score, n, options.get("strata", "csf"),
+                                                    int(options.get("n_strata", 30)))
     for r in range(reps):
         rng = np.random.default_rng(seed + r)
         des = build_design(design, n=n, predictions=predictions, score=score, prior=prior,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from assay.evaluate import evaluate
+from assay.evaluation import evaluate
 from assay.labels import LabelStore
 from assay.oracles import LabelSource
 from assay.pool import load_pool
@@ -111,7 +111,7 @@ def test_undo_removes_label(small_pool, tmp_path):
 KILL_SCRIPT = """
 import sys, time
 import pandas as pd
-from assay.evaluate import evaluate
+from assay.evaluation import evaluate
 df = pd.read_parquet(sys.argv[1])
 truth = dict(zip(df['id'], df['label']))
 def slow(key):

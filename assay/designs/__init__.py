@@ -31,7 +31,8 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
         return stratified_design(score, prior, predictions, budget, rng,
                                  method=opt.get("strata", "csf"),
                                  n_strata=int(opt.get("n_strata", 30)),
-                                 allocation=opt.get("allocation", "neyman"), alpha=alpha)
+                                 allocation=opt.get("allocation", "neyman"), alpha=alpha,
+                                 strata=opt.get("precomputed_strata"))
     if name == "importance":
         if prior is None:
             raise ValueError("the importance design needs a score or probability column")

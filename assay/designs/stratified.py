@@ -18,8 +18,9 @@ def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
                 f_guess: float) -> np.ndarray:
     """Per-item √E[e²] of the linearised residual e = y − F x under P(ℓ=1) = prior.
 
-    For ŷ = 1: E[e²] = π(1 − F(1−α))² ... reduces to π(1−F)² + (1−π)α²F²; for ŷ = 0:
-    E[e²] = (1−α)²F²π. This is the bracket of seed 002, eq. 5 (Sawade et al. 2010).
+    For ŷ = 1, e = 1 − F with probability π and −αF otherwise, so E[e²] = π(1−F)² + (1−π)α²F²;
+    for ŷ = 0, e = −(1−α)F ℓ, so E[e²] = (1−α)²F²π. The square root is the bracket of seed 002,
+    eq. 5 (Sawade et al. 2010).
     """
     p = np.clip(prior, 0.0, 1.0)
     pos = np.sqrt(alpha**2 * f_guess**2 * (1.0 - p) + (1.0 - f_guess) ** 2 * p)
@@ -126,14 +127,12 @@ class StratifiedDesign(Design):
                     f0: float) -> np.ndarray:
         """S_h: within-stratum SD of e = y − F x, from the prior (mean E[e²] − (mean E[e])²)."""
         p = np.clip(prior, 0.0, 1.0)
-        yhat = predictions.astype(np.float64)
         # E[e] per item: ŷ=1: π(1−F) − (1−π)αF ; ŷ=0: −(1−α)Fπ
         mean_e = np.where(predictions == 1, p * (1 - f0) - (1 - p) * alpha * f0,
                           -(1 - alpha) * f0 * p)
         sq = residual_sd(p, predictions, alpha, f0) ** 2
         m2 = self.strata.means(sq)
         m1 = self.strata.means(mean_e)
-        del yhat
         return np.sqrt(np.maximum(m2 - m1**2, 0.0))
 
     def params(self) -> dict[str, Any]:
@@ -166,6 +165,8 @@ class StratifiedDesign(Design):
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
                       predictions: np.ndarray, budget: int, rng: np.random.Generator,
                       method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
-                      alpha: float = 0.5) -> StratifiedDesign:
-    strata = make_strata(score, predictions.shape[0], method, n_strata)
+                      alpha: float = 0.5, strata: Strata | None = None) -> StratifiedDesign:
+    """A stratified design; pass precomputed ``strata`` to skip sorting the pool again."""
+    if strata is None:
+        strata = make_strata(score, predictions.shape[0], method, n_strata)
     return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)

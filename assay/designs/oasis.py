@@ -1,0 +1,283 @@
+"""OASIS: optimal asymptotic sequential importance sampling for F_α (seed 002, Marchant &
+Rubinstein, VLDB 2017).
+
+The pool is cut into K score strata (CSF, seed 002 Algorithm 1, or equal size). Each stratum k
+has a Beta–Bernoulli model of its match rate π_k (eqs. 7–11) whose prior comes from the scores
+(Algorithm 2). At every draw t the design
+
+1. forms the stratified asymptotically optimal instrumental distribution v* (the formula after
+   eq. 11) from the posterior means π̂_k^(t−1) and the current AIS estimate F̂_α^(t−1), and mixes
+   it with the passive distribution: v = ε ω + (1 − ε) v* (eq. 12), ω_k = |P_k| / N;
+2. draws a stratum k ~ v and an item uniformly within P_k, with replacement (Algorithm 3,
+   lines 6–7), so the item's selection probability is q_t = v_k / |P_k|;
+3. after the label arrives, adds it to the stratum's posterior (eq. 10, Algorithm 3 line 11) and
+   to the running sums of the AIS estimator (eq. 3) with weight w_t = ω_k / v_k.
+
+Why eq. 3 is the Hansen–Hurwitz ratio. With p = 1/N (Remark 3) the importance weight of draw t is
+w_t = p(z_t)/q_t(z_t) = (1/N)/(v_k/|P_k|) = ω_k / v_k. Hansen–Hurwitz estimates a pool total
+Σ_i g_i by (1/T) Σ_t g(z_t)/q_t = (N/T) Σ_t w_t g(z_t), so the ratio of the HH totals of
+y = ℓŷ and x = αŷ + (1 − α)ℓ is Σ_t w_t ℓ_t ŷ_t / Σ_t w_t [αŷ_t + (1 − α)ℓ_t] — exactly eq. 3
+(the factor N/T cancels). Each :class:`Draw` therefore records ``probability = v_k/|P_k|`` and
+:meth:`OasisDesign.sample` is a :class:`~assay.estimators.WithReplacementSample`, which also gives
+the linearised variance. Repeat draws of an item are kept (they reuse its label), as in
+Algorithm 3, which iterates over draws, not over distinct items.
+
+Where the published package (``oasis`` 0.1.3) differs from the paper, this module follows the
+paper and offers the package's choice as an option:
+
+* v*: the paper's stratum weight is ω_k[(1−λ_k)(1−α)F√π_k + λ_k√((αF)²(1−π_k) + (1−F)²π_k)]
+  (``v_star="paper"``); the package takes ω_k √(λ_k[(αF)²(1−π_k) + (1−F)²π_k] +
+  (1−λ_k)(1−α)²F²π_k), the root mean square of the item-level bracket of eq. 5 over the stratum
+  (``v_star="rms"``). Both agree when every stratum is pure in its predictions (λ_k ∈ {0, 1}).
+* prior strength: the paper's η is per stratum (Γ^(0) = η[π̂^(0); 1 − π̂^(0)]); the package's
+  ``prior_strength`` is a total spread over the K strata and defaults to 2K. Here
+  ``prior_strength`` is the paper's η and defaults to 2, the package's default per stratum.
+* scores → probabilities: the paper (Algorithm 2) uses the logistic function of s − τ; the
+  package rescales scores so that the most extreme maps to 0.01/0.99 first. Here the caller's
+  ``prior`` (e.g. a calibrated probability column) is used, else the plain logistic of s − τ.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assay.designs.base import Design, Draw
+from assay.designs.strata import Strata, csf_strata, equal_size_strata
+from assay.estimators import Sample, WithReplacementSample
+
+DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
+V_STAR_FORMS = ("paper", "rms")
+STRATA_METHODS = ("csf", "equal")
+
+
+def logistic(x: np.ndarray) -> np.ndarray:
+    """1/(1 + e^−x), computed without overflow (seed 002, Algorithm 2 line 6)."""
+    out = np.empty(x.shape, dtype=np.float64)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    ex = np.exp(x[~pos])
+    out[~pos] = ex / (1.0 + ex)
+    return out
+
+
+def initial_f(alpha: float, sizes: np.ndarray, pi0: np.ndarray, lam: np.ndarray) -> float:
+    """F̂_α^(0) from stratum means (seed 002, Algorithm 2 line 10); 0.5 when 0/0 (as the
+    package)."""
+    num = float(np.sum(sizes * pi0 * lam))
+    den = alpha * float(np.sum(sizes * lam)) + (1.0 - alpha) * float(np.sum(sizes * pi0))
+    return num / den if den > 0 else 0.5
+
+
+def optimal_stratum_weights(alpha: float, f: float, pi: np.ndarray, lam: np.ndarray,
+                            omega: np.ndarray, form: str = "paper") -> np.ndarray:
+    """Normalised stratified asymptotically optimal distribution v* (seed 002, after eq. 11).
+
+    ``form="paper"``: v*_k ∝ ω_k[(1−α)(1−λ_k)F√π_k + λ_k√((αF)²(1−π_k) + (1−F)²π_k)].
+    ``form="rms"`` (oasis 0.1.3): v*_k ∝ ω_k√(λ_k[(αF)²(1−π_k) + (1−F)²π_k] +
+    (1−λ_k)(1−α)²F²π_k). Falls back to ω when every weight is zero (e.g. F̂ = 0 and π̂ = 0 on
+    the predicted positives), so that v stays a distribution.
+    """
+    p1 = np.clip(pi, 0.0, 1.0)
+    pos = (alpha * f) ** 2 * (1.0 - p1) + (1.0 - f) ** 2 * p1
+    neg = ((1.0 - alpha) * f) ** 2 * p1
+    if form == "paper":
+        raw = omega * ((1.0 - lam) * np.sqrt(neg) + lam * np.sqrt(pos))
+    elif form == "rms":
+        raw = omega * np.sqrt(lam * pos + (1.0 - lam) * neg)
+    else:
+        raise ValueError(f"unknown v_star form {form!r} (expected one of {V_STAR_FORMS})")
+    total = float(raw.sum())
+    return raw / total if total > 0 and math.isfinite(total) else omega / omega.sum()
+
+
+def epsilon_greedy(v_star: np.ndarray, omega: np.ndarray, epsilon: float) -> np.ndarray:
+    """v = ε ω + (1 − ε) v* (seed 002, eq. 12)."""
+    return epsilon * omega + (1.0 - epsilon) * v_star
+
+
+def posterior_mean(ones: np.ndarray, zeros: np.ndarray, gamma1: np.ndarray, gamma0: np.ndarray,
+                   decaying: bool) -> np.ndarray:
+    """π̂_k = Γ_1k/(Γ_1k + Γ_0k) (seed 002, eq. 11) with Γ = prior + counts (eq. 10).
+
+    ``gamma1``/``gamma0`` are the prior pseudo-counts of labels 1 and 0. With ``decaying`` the
+    prior column is multiplied by 1/n_k, n_k the number of labels drawn from stratum k so far
+    (Remark 4; 1 before the first).
+    """
+    scale = 1.0 / np.maximum(ones + zeros, 1.0) if decaying else 1.0
+    a = ones + scale * gamma1
+    b = zeros + scale * gamma0
+    return a / (a + b)
+
+
+@dataclass(frozen=True)
+class OasisInit:
+    """The outcome of seed 002's Algorithm 2 on a set of strata."""
+
+    pi0: np.ndarray      # π̂^(0): mean prior probability per stratum
+    lam: np.ndarray      # λ_k: mean prediction per stratum
+    f0: float            # F̂_α^(0)
+
+
+def initialise(strata: Strata, prior: np.ndarray, predictions: np.ndarray,
+               alpha: float) -> OasisInit:
+    """Seed 002, Algorithm 2: stratum means of the prior probabilities and predictions, and the
+    initial F-measure guess."""
+    pi0 = np.clip(strata.means(prior), 0.0, 1.0)
+    lam = strata.means(predictions)
+    return OasisInit(pi0, lam, initial_f(alpha, strata.sizes.astype(np.float64), pi0, lam))
+
+
+class OasisDesign(Design):
+    """OASIS (seed 002, Algorithm 3): adaptive stratified importance sampling with replacement.
+
+    Parameters: ``prior`` per-item P(ℓ = 1) guesses (a calibrated probability column), or None
+    to use logistic(score − ``threshold``) (Algorithm 2); ``predictions`` 0/1 per item;
+    ``score`` the similarity scores to stratify on (the prior when None); ``alpha`` the F-measure
+    weight; ``epsilon`` ε of eq. 12 (default 1e-3, as the original package); ``n_strata`` the
+    desired K (30, the paper's suggested 30–60; CSF may build fewer); ``strata`` 'csf' or
+    'equal'; ``prior_strength`` η per stratum (default 2); ``decaying_prior`` Remark 4;
+    ``v_star`` 'paper' or 'rms' (see the module docstring); ``n_bins`` the CSF histogram bins.
+    All randomness comes from ``rng`` (per draw one uniform for the stratum, then one integer
+    for the item), so the same seed gives the same draws.
+    """
+
+    name = "oasis"
+    adaptive = True
+
+    def __init__(self, prior: np.ndarray | None, predictions: np.ndarray,
+                 score: np.ndarray | None, rng: np.random.Generator, alpha: float = 0.5,
+                 epsilon: float = 1e-3, n_strata: int = 30, strata: str = "csf",
+                 prior_strength: float | None = None, decaying_prior: bool = True,
+                 threshold: float = 0.0, v_star: str = "paper",
+                 n_bins: int | None = None) -> None:
+        _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
+        predictions = np.asarray(predictions)
+        n = int(predictions.shape[0])
+        if n == 0:
+            raise ValueError("the pool is empty")
+        if prior is None and score is None:
+            raise ValueError("OASIS needs a score or a probability column")
+        if prior is not None and threshold != 0.0:
+            raise ValueError("threshold applies only when the prior is the logistic of the "
+                             "score (prior=None)")
+        score_arr = None if score is None else np.asarray(score, dtype=np.float64)
+        prior_arr = (logistic(score_arr - threshold) if prior is None  # type: ignore[operator]
+                     else np.asarray(prior, dtype=np.float64))
+        for what, arr in (("prior", prior_arr), ("score", score_arr)):
+            if arr is not None and (arr.shape[0] != n or not np.all(np.isfinite(arr))):
+                raise ValueError(f"{what} must be {n} finite numbers (one per prediction)")
+        self.rng, self.alpha, self.epsilon, self.n = rng, float(alpha), float(epsilon), n
+        self.n_strata_requested, self.strata_method = int(n_strata), strata
+        self.decaying_prior, self.threshold, self.v_star_form = decaying_prior, threshold, v_star
+        self.n_bins = n_bins
+        basis = score_arr if score_arr is not None else prior_arr
+        self.strata = (csf_strata(basis, n_strata, n_bins) if strata == "csf"
+                       else equal_size_strata(basis, n_strata))
+        k = self.strata.count
+        self._sizes = self.strata.sizes.astype(np.int64)
+        self.omega = self._sizes / float(n)
+        init = initialise(self.strata, prior_arr, predictions.astype(np.float64), self.alpha)
+        self.pi0, self.lam, self.f0 = init.pi0, init.lam, init.f0
+        self.eta = DEFAULT_PRIOR_STRENGTH if prior_strength is None else float(prior_strength)
+        self.gamma1 = self.eta * self.pi0          # Γ^(0) row of label 1 (Algorithm 3 line 1)
+        self.gamma0 = self.eta * (1.0 - self.pi0)  # Γ^(0) row of label 0
+        self.ones = np.zeros(k)
+        self.zeros = np.zeros(k)
+        self._num = 0.0          # Σ w ℓ ŷ
+        self._pred = 0.0         # Σ w ŷ
+        self._true = 0.0         # Σ w ℓ
+        self._predictions = predictions
+        self._v: np.ndarray | None = None
+        self._cum: np.ndarray | None = None
+
+    # --- the model -------------------------------------------------------------------------
+
+    def pi_hat(self) -> np.ndarray:
+        """Current posterior means π̂_k (eq. 11, with Remark 4 when ``decaying_prior``)."""
+        return posterior_mean(self.ones, self.zeros, self.gamma1, self.gamma0,
+                              self.decaying_prior)
+
+    def f_hat(self) -> float:
+        """F̂_α^(t) by eq. 3 from the draws so far; the initial guess while it is 0/0."""
+        den = self.alpha * self._pred + (1.0 - self.alpha) * self._true
+        return self._num / den if den > 0 else self.f0
+
+    def instrumental(self) -> np.ndarray:
+        """The ε-greedy stratum distribution v^(t) for the next draw (eq. 12)."""
+        if self._v is None:
+            v_star = optimal_stratum_weights(self.alpha, self.f_hat(), self.pi_hat(), self.lam,
+                                             self.omega, self.v_star_form)
+            self._v = epsilon_greedy(v_star, self.omega, self.epsilon)
+            cum = np.cumsum(self._v)
+            self._cum = cum / cum[-1]
+        return self._v
+
+    # --- the Design interface --------------------------------------------------------------
+
+    def draw(self) -> Draw:
+        """Stratum k ~ v, then an item uniformly in P_k (Algorithm 3, lines 5–7); O(K)."""
+        v = self.instrumental()
+        assert self._cum is not None
+        k = int(np.searchsorted(self._cum, self.rng.random(), side="right"))
+        k = min(k, self.strata.count - 1)
+        j = int(self.rng.integers(self._sizes[k]))
+        item = int(self.strata.order[self.strata.bounds[k] + j])
+        return Draw(item, float(v[k]) / float(self._sizes[k]), k, "selection")
+
+    def update(self, draw: Draw, label: int) -> None:
+        """Posterior update (eq. 10) and the running sums of eq. 3 with w = ω_k/v_k =
+        1/(N q_t)."""
+        k, ell = int(draw.stratum), int(label)
+        if ell == 1:
+            self.ones[k] += 1.0
+        else:
+            self.zeros[k] += 1.0
+        w = 1.0 / (self.n * draw.probability)
+        yhat = float(self._predictions[draw.index])
+        self._num += w * ell * yhat
+        self._pred += w * yhat
+        self._true += w * ell
+        self._v = None
+
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        """Hansen–Hurwitz view of the draws; its F_α ratio is eq. 3 (module docstring)."""
+        return WithReplacementSample(q=np.fromiter((d.probability for d in draws), np.float64,
+                                                   len(draws)))
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "oasis", "alpha": self.alpha, "epsilon": self.epsilon,
+                "strata": self.strata_method, "n_strata": self.n_strata_requested,
+                "n_strata_built": self.strata.count, "n_bins": self.n_bins,
+                "prior_strength": self.eta, "decaying_prior": self.decaying_prior,
+                "threshold": self.threshold, "v_star": self.v_star_form}
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        v, pi = self.instrumental(), self.pi_hat()
+        return [{"stratum": h, "size": int(self._sizes[h]), "prior_mean": float(self.pi0[h]),
+                 "mean_prediction": float(self.lam[h]), "posterior_mean": float(pi[h]),
+                 "labels_drawn": int(self.ones[h] + self.zeros[h]),
+                 "instrumental_probability": float(v[h])}
+                for h in range(self.strata.count)]
+
+
+def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
+                prior_strength: float | None, v_star: str) -> None:
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if not 0.0 < epsilon <= 1.0:
+        raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
+    if int(n_strata) < 1:
+        raise ValueError(f"n_strata must be at least 1, got {n_strata}")
+    if strata not in STRATA_METHODS:
+        raise ValueError(f"unknown stratification {strata!r} (expected 'csf' or 'equal')")
+    if prior_strength is not None and not prior_strength > 0:
+        raise ValueError(f"prior_strength must be positive, got {prior_strength}")
+    if v_star not in V_STAR_FORMS:
+        raise ValueError(f"unknown v_star form {v_star!r} (expected 'paper' or 'rms')")
+
+
+__all__ = ["OasisDesign", "OasisInit", "epsilon_greedy", "initial_f", "initialise", "logistic",
+           "optimal_stratum_weights", "posterior_mean"]
