@@ -66,6 +66,22 @@ class WithReplacementSample(Sample):
 
 
 @dataclass(frozen=True)
+class StratumModel:
+    """Model moments per stratum: mean π, mean π(1−π) and the share of predicted positives."""
+
+    mean_p: np.ndarray
+    mean_pq: np.ndarray
+    pos_share: np.ndarray
+
+    def residual_variance(self, r: float, x_tot: float, alpha: float) -> np.ndarray:
+        """Model within-stratum variance of z = (y − R x)/X: for ŷ = 1 items
+        π(1−π)(1 − R(1−α))², for ŷ = 0 items π(1−π)(1−α)²R², over X²."""
+        a = self.pos_share * (1.0 - r * (1.0 - alpha)) ** 2
+        b = (1.0 - self.pos_share) * ((1.0 - alpha) * r) ** 2
+        return self.mean_pq * (a + b) / x_tot**2
+
+
+@dataclass(frozen=True)
 class StratifiedSample(Sample):
     """Simple random samples without replacement within strata.
 
@@ -76,8 +92,10 @@ class StratifiedSample(Sample):
 
     stratum: np.ndarray          # stratum index of each draw
     sizes: np.ndarray            # N_h for every stratum of the design
+    model: StratumModel | None = None
 
-    def total(self, values: np.ndarray) -> tuple[float, float]:
+    def total(self, values: np.ndarray, floor: np.ndarray | None = None) -> tuple[float, float]:
+        """As above; ``floor`` (per stratum) is a lower bound on each stratum's s²_h."""
         v = np.asarray(values, dtype=np.float64)
         k = self.sizes.shape[0]
         n_h = np.bincount(self.stratum, minlength=k).astype(np.float64)
@@ -89,6 +107,9 @@ class StratifiedSample(Sample):
         var_h = np.zeros(k)
         multi = n_h > 1
         var_h[multi] = np.maximum(s2[multi] - n_h[multi] * mean[multi] ** 2, 0.0) / (n_h[multi] - 1)
+        if floor is not None:
+            multi = seen
+            var_h = np.maximum(var_h, floor)
         sizes = self.sizes.astype(np.float64)
         fpc = np.zeros(k)
         fpc[seen] = np.clip(1.0 - n_h[seen] / sizes[seen], 0.0, 1.0)
@@ -192,9 +213,21 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     z_lin = (y - r * x) / x_tot
     _, var = sample.total(z_lin)
     m = int(np.count_nonzero(x > 0)) if n_domain is None else n_domain
-    lo, hi, method, n_eff = ratio_interval(r, var, m, confidence, interval)
+    extra: dict[str, Any] = {}
+    note = ""
+    model = getattr(sample, "model", None)
+    if model is not None and interval != "design":
+        d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto")
+        extra = {"design_interval": (d_lo, d_hi), "design_method": d_method,
+                 "design_std_error": math.sqrt(var) if math.isfinite(var) else None}
+        floor = model.residual_variance(r, x_tot, alpha)
+        _, var = sample.total(z_lin, floor)  # type: ignore[call-arg]
+        note = ("model-assisted: strata variances floored by a rank calibration of the match "
+                "rate fitted to the labels (assumption); design-based interval in extra")
+    lo, hi, method, n_eff = ratio_interval(r, var, m, confidence,
+                                           "auto" if interval == "design" else interval)
     se = math.sqrt(var) if math.isfinite(var) else None
-    return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff)
+    return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff, note, extra)
 
 
 def _measure_name(alpha: float) -> str:

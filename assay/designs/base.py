@@ -24,6 +24,7 @@ class Draw:
     probability: float
     stratum: int = 0
     kind: str = "selection"
+    position: int = -1      # place in decreasing score order (rank − 1), where the design knows it
 
 
 class Design(ABC):

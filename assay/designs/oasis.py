@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from assay.designs.base import Design, Draw
 from assay.designs.strata import Strata, csf_strata, equal_size_strata
@@ -51,16 +52,12 @@ from assay.estimators import Sample, WithReplacementSample
 DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
 V_STAR_FORMS = ("paper", "rms")
 STRATA_METHODS = ("csf", "equal")
+_DRAW_HAS_POSITION = "position" in getattr(Draw, "__dataclass_fields__", {})
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
-    """1/(1 + e^−x), computed without overflow (seed 002, Algorithm 2 line 6)."""
-    out = np.empty(x.shape, dtype=np.float64)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    ex = np.exp(x[~pos])
-    out[~pos] = ex / (1.0 + ex)
-    return out
+    """1/(1 + e^−x) without overflow (seed 002, Algorithm 2 line 6)."""
+    return expit(np.asarray(x, dtype=np.float64))
 
 
 def initial_f(alpha: float, sizes: np.ndarray, pi0: np.ndarray, lam: np.ndarray) -> float:
@@ -125,9 +122,11 @@ def initialise(strata: Strata, prior: np.ndarray, predictions: np.ndarray,
                alpha: float) -> OasisInit:
     """Seed 002, Algorithm 2: stratum means of the prior probabilities and predictions, and the
     initial F-measure guess."""
-    pi0 = np.clip(strata.means(prior), 0.0, 1.0)
-    lam = strata.means(predictions)
-    return OasisInit(pi0, lam, initial_f(alpha, strata.sizes.astype(np.float64), pi0, lam))
+    sizes = strata.sizes.astype(np.float64)
+    label = strata.labels()   # one scatter, then two sequential weighted counts
+    pi0 = np.clip(np.bincount(label, weights=prior, minlength=strata.count) / sizes, 0.0, 1.0)
+    lam = np.bincount(label, weights=predictions, minlength=strata.count) / sizes
+    return OasisInit(pi0, lam, initial_f(alpha, sizes, pi0, lam))
 
 
 class OasisDesign(Design):
@@ -139,7 +138,9 @@ class OasisDesign(Design):
     weight; ``epsilon`` ε of eq. 12 (default 1e-3, as the original package); ``n_strata`` the
     desired K (30, the paper's suggested 30–60; CSF may build fewer); ``strata`` 'csf' or
     'equal'; ``prior_strength`` η per stratum (default 2); ``decaying_prior`` Remark 4;
-    ``v_star`` 'paper' or 'rms' (see the module docstring); ``n_bins`` the CSF histogram bins.
+    ``v_star`` 'paper' or 'rms' (see the module docstring); ``n_bins`` the CSF histogram bins;
+    ``precomputed_strata`` strata already built from the same scores (they do not depend on the
+    seed, so a simulation sorts once).
     All randomness comes from ``rng`` (per draw one uniform for the stratum, then one integer
     for the item), so the same seed gives the same draws.
     """
@@ -152,7 +153,7 @@ class OasisDesign(Design):
                  epsilon: float = 1e-3, n_strata: int = 30, strata: str = "csf",
                  prior_strength: float | None = None, decaying_prior: bool = True,
                  threshold: float = 0.0, v_star: str = "paper",
-                 n_bins: int | None = None) -> None:
+                 n_bins: int | None = None, precomputed_strata: Strata | None = None) -> None:
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
         predictions = np.asarray(predictions)
         n = int(predictions.shape[0])
@@ -174,8 +175,14 @@ class OasisDesign(Design):
         self.decaying_prior, self.threshold, self.v_star_form = decaying_prior, threshold, v_star
         self.n_bins = n_bins
         basis = score_arr if score_arr is not None else prior_arr
-        self.strata = (csf_strata(basis, n_strata, n_bins) if strata == "csf"
-                       else equal_size_strata(basis, n_strata))
+        if precomputed_strata is not None:
+            if int(precomputed_strata.bounds[-1]) != n:
+                raise ValueError(f"precomputed strata cover {int(precomputed_strata.bounds[-1])} "
+                                 f"items, the pool has {n}")
+            self.strata = precomputed_strata
+        else:
+            self.strata = (csf_strata(basis, n_strata, n_bins) if strata == "csf"
+                           else equal_size_strata(basis, n_strata))
         k = self.strata.count
         self._sizes = self.strata.sizes.astype(np.int64)
         self.omega = self._sizes / float(n)
@@ -224,8 +231,12 @@ class OasisDesign(Design):
         k = int(np.searchsorted(self._cum, self.rng.random(), side="right"))
         k = min(k, self.strata.count - 1)
         j = int(self.rng.integers(self._sizes[k]))
-        item = int(self.strata.order[self.strata.bounds[k] + j])
-        return Draw(item, float(v[k]) / float(self._sizes[k]), k, "selection")
+        pos = int(self.strata.bounds[k]) + j
+        item = int(self.strata.order[pos])
+        prob = float(v[k]) / float(self._sizes[k])
+        if _DRAW_HAS_POSITION:
+            return Draw(item, prob, k, "selection", position=pos)  # type: ignore[call-arg]
+        return Draw(item, prob, k, "selection")
 
     def update(self, draw: Draw, label: int) -> None:
         """Posterior update (eq. 10) and the running sums of eq. 3 with w = ω_k/v_k =

@@ -9,7 +9,8 @@ import numpy as np
 
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.designs.strata import Strata, make_strata
-from assay.estimators import Sample, StratifiedSample
+from assay.calibration import fit_rank_calibration
+from assay.estimators import Sample, StratifiedSample, StratumModel
 
 MIN_PER_STRATUM = 2
 
@@ -99,9 +100,12 @@ class StratifiedDesign(Design):
 
     def __init__(self, strata: Strata, budget: int, rng: np.random.Generator,
                  allocation: str = "neyman", prior: np.ndarray | None = None,
-                 predictions: np.ndarray | None = None, alpha: float = 0.5) -> None:
+                 predictions: np.ndarray | None = None, alpha: float = 0.5,
+                 tail_model: bool = False) -> None:
         self.strata, self.rng, self.allocation_rule = strata, rng, allocation
-        self.alpha = alpha
+        self.alpha, self.tail_model = alpha, tail_model
+        self._pos_share = (strata.means(predictions) if predictions is not None
+                           else np.zeros(strata.count))
         sizes = strata.sizes
         if allocation == "proportional" or prior is None or predictions is None:
             weights = sizes.astype(np.float64)
@@ -138,7 +142,7 @@ class StratifiedDesign(Design):
     def params(self) -> dict[str, Any]:
         return {"design": "stratified", "strata": self.strata.method,
                 "n_strata": self.strata.count, "allocation": self.allocation_rule,
-                "budget": self.budget, "alpha": self.alpha}
+                "budget": self.budget, "alpha": self.alpha, "tail_model": self.tail_model}
 
     def exhausted(self) -> bool:
         return self._pos >= self._schedule.shape[0]
@@ -147,13 +151,16 @@ class StratifiedDesign(Design):
         h = int(self._schedule[self._pos])
         self._pos += 1
         j = self._shuffles[h].next(self.rng)
-        item = int(self.strata.order[self.strata.bounds[h] + j])
-        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, "inclusion")
+        pos = int(self.strata.bounds[h] + j)
+        item = int(self.strata.order[pos])
+        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, "inclusion", pos)
 
     def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        return StratifiedSample(stratum=np.fromiter((d.stratum for d in draws), np.int64,
-                                                    len(draws)),
-                                sizes=self.strata.sizes)
+        stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
+        model = None
+        if self.tail_model and self.strata.method != "none":
+            model = rank_model(draws, labels, self.strata, self._pos_share)
+        return StratifiedSample(stratum=stratum, sizes=self.strata.sizes, model=model)
 
     def strata_table(self) -> list[dict[str, Any]]:
         sizes = self.strata.sizes
@@ -162,11 +169,30 @@ class StratifiedDesign(Design):
                 for h in range(self.strata.count)]
 
 
+def rank_model(draws: list[Draw], labels: np.ndarray, strata: Strata,
+               pos_share: np.ndarray) -> StratumModel | None:
+    """Fit the rank calibration (:mod:`assay.calibration`, C1) to the distinct labelled draws
+    and give each stratum its model moments."""
+    seen: dict[int, int] = {}
+    for d, lab in zip(draws, labels):
+        if d.position >= 0:
+            seen[d.position] = int(lab)
+    if len(seen) < 2:
+        return None
+    ranks = np.fromiter(seen.keys(), np.float64, len(seen)) + 1.0
+    labs = np.fromiter(seen.values(), np.float64, len(seen))
+    cal = fit_rank_calibration(ranks, labs)
+    mean_p, mean_pq = cal.stratum_moments(strata.bounds)
+    return StratumModel(mean_p=mean_p, mean_pq=mean_pq, pos_share=pos_share)
+
+
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
                       predictions: np.ndarray, budget: int, rng: np.random.Generator,
                       method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
-                      alpha: float = 0.5, strata: Strata | None = None) -> StratifiedDesign:
+                      alpha: float = 0.5, strata: Strata | None = None,
+                      tail_model: bool = False) -> StratifiedDesign:
     """A stratified design; pass precomputed ``strata`` to skip sorting the pool again."""
     if strata is None:
         strata = make_strata(score, predictions.shape[0], method, n_strata)
-    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)
+    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha,
+                            tail_model)

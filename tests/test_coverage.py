@@ -1,0 +1,106 @@
+"""Seeded simulations: every design's estimators are unbiased or consistent, and its 95%
+intervals cover the truth at the nominal rate (budgets ≥ 500).
+
+Tolerance: with R repetitions the observed coverage of an exact 95% procedure has binomial
+standard error √(0.95·0.05/R); we accept 95% ± 3 SE. R = 500 gives SE = 0.97% and the band
+[92.1%, 97.9%]. Bias: |mean − truth| ≤ 3 standard errors of the mean over repetitions.
+
+On the real pools, where positives are rare (20–200 in 54k–676k pairs), designs whose intervals
+fall back to the exact (Clopper–Pearson, Korn–Graubard) construction are conservative: there we
+assert the lower end of the band only (coverage ≥ 92.1%), and BENCHMARKS.md lists the upper side.
+Cells that do not reach the band are listed in BENCHMARKS.md ("Known limits") with their numbers,
+not tested here as if they did.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from assay.pool import load_pool
+from assay.simulation import simulate
+
+REPS = 500
+SE = math.sqrt(0.95 * 0.05 / REPS)
+LOW, HIGH = 0.95 - 3 * SE, 0.95 + 3 * SE
+
+
+def synthetic(n: int = 20_000, seed: int = 2026):
+    """A pool with 9.6% positives whose match rate rises with the score."""
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=n)
+    prob = 1 / (1 + np.exp(-(2.5 * s - 4)))
+    lab = (rng.random(n) < prob).astype(np.int8)
+    return s, prob, lab, (s > 1.0).astype(np.int8)
+
+
+def check_bias(r) -> None:
+    bias, se = r.bias()
+    assert abs(bias) <= 3 * se + 1e-12, f"{r.measure}: bias {bias:+.4f} > 3 SE ({se:.4f})"
+
+
+SYNTHETIC_CELLS = [(d, o, b) for d, o in [("passive", {}), ("passive", {"replace": True}),
+                                           ("stratified", {}),
+                                           ("stratified", {"allocation": "proportional"}),
+                                           ("importance", {})]
+                   for b in (500, 1000)]
+# Equal-size strata with Neyman allocation give the bottom strata 2–5 labels each; at 500
+# labels the ratio's small-sample bias on recall is +0.011 (4.0 SE over 500 repetitions) while
+# the total of positives stays unbiased (−1.8 SE); at 1,000 labels both criteria hold.
+SYNTHETIC_CELLS.append(("stratified", {"strata": "equal"}, 1000))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design,options,budget", SYNTHETIC_CELLS)
+def test_synthetic_unbiased_and_covering(design, options, budget):
+    s, prob, lab, pred = synthetic()
+    res = simulate(design, lab, pred, s, prob, budget, REPS, seed=1, options=options)
+    for m, r in res.items():
+        assert r.n_defined == REPS
+        check_bias(r)
+        assert LOW <= r.coverage() <= HIGH, f"{m}: coverage {r.coverage():.3f}"
+
+
+REAL_CELLS = [
+    # (pool, design, options, budget): the cells whose coverage reaches the band's lower end
+    ("tweets100k", "passive", {}, 500), ("tweets100k", "stratified", {}, 500),
+    ("tweets100k", "importance", {}, 1000),
+    ("abt_buy", "stratified", {}, 500), ("abt_buy", "stratified", {}, 1000),
+    ("abt_buy", "importance", {}, 500),
+    ("restaurant", "stratified", {}, 500), ("restaurant", "stratified", {}, 1000),
+    ("restaurant", "importance", {}, 500), ("restaurant", "importance", {}, 1000),
+    ("dblp_acm", "stratified", {}, 500), ("dblp_acm", "stratified", {}, 1000),
+    ("amazon_google", "stratified", {}, 500),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pool_name,design,options,budget", REAL_CELLS)
+def test_real_pool_coverage(er_frames, pool_name, design, options, budget):
+    df = er_frames[pool_name]
+    pool = load_pool(df)
+    score = pool.score if pool.score is not None else pool.probability
+    res = simulate(design, df["label"].to_numpy(), pool.prediction, score,
+                   pool.prior_probability(), budget, REPS, seed=11, options=options)
+    for m, r in res.items():
+        assert r.n_defined == REPS, f"{m}: undefined in {REPS - r.n_defined} repetitions"
+        assert r.coverage() >= LOW, f"{m}: coverage {r.coverage():.3f} < {LOW:.3f}"
+        if r.truth < 1.0:  # at the bound (precision 1 on dblp_acm) any interval covers
+            assert r.coverage() <= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pool_name", ["amazon_google", "restaurant", "dblp_acm", "abt_buy"])
+def test_passive_says_so_when_positives_are_rare(er_frames, pool_name):
+    """Uniform sampling under 1:1000+ imbalance: where no positive was labelled the measure is
+    undefined (no interval), and the few-positive intervals are exact and conservative."""
+    df = er_frames[pool_name]
+    pool = load_pool(df)
+    res = simulate("passive", df["label"].to_numpy(), pool.prediction, None, None, 500, 200,
+                   seed=3)
+    for m, r in res.items():
+        assert r.n_defined < 200                      # some repetitions saw no positive
+        if r.n_defined:
+            assert r.coverage() >= 0.95               # what is printed is not false
+            assert r.half_width() > 0.3               # and says how little is known
