@@ -85,6 +85,9 @@ def _print_result(result: Any, truth: dict[str, float] | None = None) -> None:
             row.append(f"{truth[m]:.4f}")
         t.add_row(*row)
     out.print(t)
+    notes = {e.note for e in result.estimates.values() if e.defined and e.note}
+    for n in sorted(notes):
+        out.print(f"[yellow]note:[/] {n}", highlight=False)
 
 
 def _write_json(result: Any, path: Path) -> None:

@@ -105,10 +105,17 @@ class LabelStore:
                                   if getattr(exc, "orig", None) else str(exc)) from None
 
     # -- labels -------------------------------------------------------------------------
-    def labels(self, dataset: str, annotator: str | None = None) -> dict[str, int]:
-        """All labels of a dataset (of one annotator, or majority over annotators if None)."""
+    def labels(self, dataset: str, annotator: str | None = None,
+               include_skips: bool = False) -> dict[str, int]:
+        """All labels of a dataset (of one annotator, or majority over annotators if None).
+
+        An annotator's skip is kept as label −1 (so a resumed run does not ask again); it is
+        left out unless ``include_skips``.
+        """
         q = select(labels_table.c.item, labels_table.c.annotator, labels_table.c.label).where(
             labels_table.c.dataset == dataset)
+        if not include_skips:
+            q = q.where(labels_table.c.label >= 0)
         if annotator is not None:
             q = q.where(labels_table.c.annotator == annotator)
         with self.engine.connect() as conn:

@@ -88,3 +88,20 @@ def test_nothing_half_written_on_error(files):
     res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
                               str(files / "nope.csv"), "--json", str(out)])
     assert res.exit_code == 2 and not out.exists()
+
+
+def test_label_at_the_terminal_with_skip_undo_and_resume(files):
+    """y/n/s/u from the keyboard; q stops, and the same command resumes without re-asking."""
+    from assay.labels import LabelStore
+    store = str(files / "person.db")
+    args = ["label", str(files / "pool.csv"), "--budget", "4", "--seed", "2", "--store", store,
+            "--annotator", "ann", "--design", "passive"]
+    first = runner.invoke(app, args, input="y\ns\nn\nu\ny\nq\n")
+    assert first.exit_code == 130, first.output
+    assert "match? [y]es" in first.output and "item" in first.output
+    assert LabelStore(store).labels("default", "ann") and \
+        sorted(LabelStore(store).labels("default", "ann").values()) == [1, 1]
+    second = runner.invoke(app, args, input="n\nn\nn\n")
+    assert second.exit_code == 0, second.output
+    assert len(LabelStore(store).labels("default", "ann")) == 4
+    assert second.output.count("match? [y]es") == 2        # only the two missing items asked

@@ -48,6 +48,10 @@ class Design(ABC):
     def update(self, draw: Draw, label: int) -> None:
         """Learn from a label (adaptive designs); static designs ignore it."""
 
+    def skip(self, draw: Draw) -> None:
+        """The annotator could not label this draw: plan a replacement (nonresponse is treated
+        as missing at random within the stratum)."""
+
     @abstractmethod
     def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
         """The estimation view of ``draws`` (with their labels) under this design."""

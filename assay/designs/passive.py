@@ -47,6 +47,9 @@ class UniformWithoutReplacement(Design):
     def draw(self) -> Draw:
         return Draw(self._shuffle.next(self.rng), self.budget / self.n, 0, "inclusion")
 
+    def skip(self, draw: Draw) -> None:
+        self.budget = min(self.budget + 1, self.n)
+
     def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
         return StratifiedSample(stratum=np.zeros(len(draws), dtype=np.int64),
                                 sizes=np.array([self.n]))

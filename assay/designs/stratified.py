@@ -126,6 +126,7 @@ class StratifiedDesign(Design):
                                                                         MIN_PER_STRATUM))
         self._schedule = np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
         self._pos = 0
+        self._replace: list[int] = []
 
     def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
                     f0: float) -> np.ndarray:
@@ -145,15 +146,22 @@ class StratifiedDesign(Design):
                 "budget": self.budget, "alpha": self.alpha, "tail_model": self.tail_model}
 
     def exhausted(self) -> bool:
-        return self._pos >= self._schedule.shape[0]
+        return self._pos >= self._schedule.shape[0] and not self._replace
 
     def draw(self) -> Draw:
-        h = int(self._schedule[self._pos])
-        self._pos += 1
+        if self._replace:
+            h = self._replace.pop()
+        else:
+            h = int(self._schedule[self._pos])
+            self._pos += 1
         j = self._shuffles[h].next(self.rng)
         pos = int(self.strata.bounds[h] + j)
         item = int(self.strata.order[pos])
         return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, "inclusion", pos)
+
+    def skip(self, draw: Draw) -> None:
+        if self._shuffles[draw.stratum].taken < self.strata.sizes[draw.stratum]:
+            self._replace.append(draw.stratum)
 
     def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
         stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
