@@ -1,0 +1,435 @@
+"""``assay stratified design | adjudicate | estimate`` (formats in docs/stratified.md).
+
+All I/O of the stratified package lives here and in :mod:`.trec`. Bad input prints one line
+``error: FILE:LINE: ...`` to stderr and exits with code 2; outputs are written to a temporary
+file and renamed, so nothing is half-written.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from functools import wraps
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+import typer
+
+from .design import allocate, draw_sample, stratify_by_labels, stratify_by_runs
+from .double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
+                              draw_adjudication, error_rates)
+from .estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
+                         mean_over_topics)
+from .trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
+                   read_runs, read_sample, write_sample)
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Stratified evaluation of many runs with assessor-error correction.")
+
+_EXTRA = {"allow_extra_args": True}
+
+
+def _guard(fn):
+    """Turn InputError / ValueError into one line on stderr and exit code 2."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        except typer.Exit:
+            raise
+        except Exception as exc:  # pragma: no cover - a bug; still no traceback for the user
+            typer.echo(f"error: internal error ({type(exc).__name__}: {exc}); please report it",
+                       err=True)
+            raise typer.Exit(1)
+    return wrapper
+
+
+def _run_files(runs: List[Path], ctx: typer.Context) -> list[Path]:
+    extra = [Path(a) for a in ctx.args]
+    bad = [a for a in ctx.args if a.startswith("-")]
+    if bad:
+        raise InputError(f"unknown option {bad[0]!r}")
+    return list(runs) + extra
+
+
+def _check_runs_in_collection(runs: Runs, collection: set[str], docs_path: Path) -> None:
+    for topic, by_run in runs.returned.items():
+        for runid, docs in by_run.items():
+            for d in docs:
+                if d not in collection:
+                    f, line = runs.where[(topic, runid, d)]
+                    raise InputError(f"{f}:{line}: docno {d!r} is not in the collection "
+                                     f"{docs_path}")
+
+
+def _read_strata_file(path: Path, collection: set[str]) -> dict[str, str]:
+    from .trec import _lines
+    out: dict[str, str] = {}
+    for i, line in _lines(path):
+        if not line.strip():
+            continue
+        f = line.split("\t") if "\t" in line else line.split()
+        if len(f) != 2:
+            raise InputError(f"{path}:{i}: expected 'docno<TAB>stratum', got {line!r}")
+        d, s = f[0].strip(), f[1].strip()
+        if d not in collection:
+            raise InputError(f"{path}:{i}: docno {d!r} is not in the collection")
+        out[d] = s
+    return out
+
+
+@app.command(context_settings=_EXTRA)
+@_guard
+def design(ctx: typer.Context,
+           runs: List[Path] = typer.Option(..., "--runs", help="TREC run file(s): --runs A B C"),
+           collection: Path = typer.Option(..., "--collection", help="Docnos, one per line"),
+           budget: int = typer.Option(..., "--budget", help="Assessments per topic"),
+           seed: int = typer.Option(..., "--seed", help="Seed of the random generator"),
+           out: Path = typer.Option(..., "--out", help="SAMPLE.tsv to write"),
+           allocation: str = typer.Option("legal", "--allocation",
+                                          help="legal | proportional | neyman"),
+           bottom_share: float = typer.Option(0.5, "--bottom-share",
+                                              help="legal: cap of the bottom stratum's share"),
+           minimum: int = typer.Option(2, "--min-per-stratum"),
+           prior: List[str] = typer.Option([], "--prior",
+                                           help="neyman: STRATUM=P prior proportion relevant"),
+           strata: Optional[Path] = typer.Option(None, "--strata",
+                                                 help="docno<TAB>stratum, user-given strata"),
+           ) -> None:
+    """Stratify the collection by run-return pattern, allocate and draw the sample."""
+    run_paths = _run_files(runs, ctx)
+    docs = read_collection(collection)
+    dset = set(docs)
+    rs = read_runs(run_paths)
+    _check_runs_in_collection(rs, dset, collection)
+    user = _read_strata_file(strata, dset) if strata else None
+    if budget < 1:
+        raise InputError(f"--budget: expected a positive number of assessments, got {budget}")
+    rng = np.random.default_rng(seed)
+    rows: list[SampleRow] = []
+    for topic in rs.topics():
+        if user is not None:
+            missing = [d for d in docs if d not in user]
+            if missing:
+                raise InputError(f"{strata}: docno {missing[0]!r} of the collection has no "
+                                 "stratum")
+            st = stratify_by_labels(docs, [user[d] for d in docs])
+        else:
+            by_run = rs.returned[topic]
+            st = stratify_by_runs(docs, {r: by_run.get(r, set()) for r in rs.order})
+        pri = None
+        if allocation == "neyman":
+            given = {}
+            for item in prior:
+                name, _, val = item.partition("=")
+                try:
+                    given[name] = float(val)
+                except ValueError:
+                    raise InputError(f"--prior: expected STRATUM=P, got {item!r}") from None
+            missing = [n for n in st.names if n not in given]
+            if missing:
+                raise InputError(f"--prior: no prior proportion for stratum {missing[0]!r} "
+                                 f"(strata: {', '.join(st.names)})")
+            pri = [given[n] for n in st.names]
+        n_l = allocate(st.sizes, budget, allocation, prior=pri, minimum=minimum,
+                       bottom=st.bottom, bottom_share=bottom_share)
+        sample = draw_sample(st, n_l, rng)
+        rows.extend(SampleRow(d, s, float(p), topic) for d, s, p in
+                    zip(sample.docnos, sample.strata, sample.inclusion_probability))
+    write_sample(out, rows)
+    typer.echo(f"wrote {len(rows)} documents ({len(rs.topics())} topic(s)) to {out}", err=True)
+
+
+def _by_topic(rows: list[SampleRow]) -> dict[str, list[SampleRow]]:
+    out: dict[str, list[SampleRow]] = defaultdict(list)
+    for r in rows:
+        out[r.topic].append(r)
+    return out
+
+
+def _strata_of(rows: list[SampleRow], path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Stratum names, population sizes M_l = n_l/π_l, and each row's stratum index."""
+    names = sorted({r.stratum for r in rows})
+    idx = {n: i for i, n in enumerate(names)}
+    prob: dict[str, tuple[float, int]] = {}
+    for r in rows:
+        p0 = prob.setdefault(r.stratum, (r.inclusion_probability, r.line))
+        if abs(p0[0] - r.inclusion_probability) > 1e-12 * max(1.0, p0[0]):
+            raise InputError(f"{path}:{r.line}: inclusion_probability {r.inclusion_probability}"
+                             f" differs from {p0[0]} (line {p0[1]}) in stratum {r.stratum}; "
+                             "expected one probability per stratum")
+    counts = np.bincount([idx[r.stratum] for r in rows], minlength=len(names))
+    M = np.array([counts[i] / prob[n][0] for i, n in enumerate(names)])
+    if np.any(np.abs(M - np.round(M)) > 1e-6 * M):
+        n = names[int(np.argmax(np.abs(M - np.round(M))))]
+        raise InputError(f"{path}: stratum {n}: sample size / inclusion probability is not a "
+                         "whole number of documents (was the file edited?)")
+    return names, np.round(M).astype(np.int64), np.array([idx[r.stratum] for r in rows])
+
+
+def _fallible(rows: list[SampleRow], qrels: dict, topic: str, sample: Path,
+              assessments: Path) -> np.ndarray:
+    q = qrels.get(topic, {})
+    out = np.empty(len(rows), np.int64)
+    for i, r in enumerate(rows):
+        if r.docno not in q:
+            raise InputError(f"{sample}:{r.line}: docno {r.docno!r} (topic {topic}) has no "
+                             f"assessment in {assessments}; expected one line "
+                             f"'{topic} 0 {r.docno} REL'")
+        out[i] = q[r.docno]
+    return out
+
+
+@app.command(context_settings=_EXTRA)
+@_guard
+def adjudicate(ctx: typer.Context,
+               sample: Path = typer.Option(..., "--sample", help="SAMPLE.tsv from design"),
+               assessments: Path = typer.Option(..., "--assessments", help="Fallible qrels"),
+               budget: int = typer.Option(..., "--budget", help="Adjudications per topic"),
+               seed: int = typer.Option(..., "--seed"),
+               out: Path = typer.Option(..., "--out", help="ADJ.tsv to write"),
+               runs: List[Path] = typer.Option([], "--runs",
+                                               help="Runs, to target one run's recall/F1"),
+               target_run: Optional[str] = typer.Option(None, "--target-run"),
+               metric: str = typer.Option("recall", "--metric", help="recall | f1"),
+               fpr: float = typer.Option(0.05, "--prior-fpr", help="Prior false-positive rate"),
+               fnr: float = typer.Option(0.05, "--prior-fnr", help="Prior false-negative rate"),
+               minimum: int = typer.Option(2, "--min-per-cell"),
+               appeals: Optional[Path] = typer.Option(
+                   None, "--appeals", help="Appealed documents 'topic docno' (sub-strata)"),
+               ) -> None:
+    """Choose the assessed documents the authority should re-assess (double sampling)."""
+    qrels, _ = read_qrels(assessments)
+    default = None
+    if not _has_topic_column(sample):
+        if len(qrels) != 1:
+            raise InputError(f"{sample}: no topic column, and {assessments} does not hold "
+                             "exactly one topic")
+        default = next(iter(qrels))
+    rows_all = read_sample(sample, default_topic=default)
+    run_paths = _run_files(runs, ctx)
+    rs = read_runs(run_paths) if run_paths else None
+    if target_run is not None and (rs is None or target_run not in rs.order):
+        raise InputError(f"--target-run: run {target_run!r} is not among the --runs given")
+    if metric not in ("recall", "f1"):
+        raise InputError(f"--metric: expected recall or f1, got {metric!r}")
+    if budget < 0:
+        raise InputError(f"--budget: expected a non-negative number, got {budget}")
+    appealed = _read_appeals(appeals)
+    rng = np.random.default_rng(seed)
+    out_rows: list[SampleRow] = []
+    for topic, rows in sorted(_by_topic(rows_all).items()):
+        names, M, s = _strata_of(rows, sample)
+        fal = _fallible(rows, qrels, topic, sample, assessments)
+        if rs is not None:
+            order = rs.order
+            by_run = rs.returned.get(topic, {})
+            bits = np.array([[r.docno in by_run.get(k, set()) for k in order] for r in rows])
+        else:
+            order, bits = [], np.zeros((len(rows), 0), bool)
+        pats, g = np.unique(bits.reshape(len(rows), -1), axis=0, return_inverse=True)
+        ap = (np.array([r.docno in appealed.get(topic, set()) for r in rows])
+              if appeals is not None else None)
+        sc = build_counts(M, pats.reshape(len(pats), -1), s, g.ravel(), fal, appealed=ap,
+                          run_ids=order, strata=names)
+        run_k = order.index(target_run) if target_run is not None else None
+        alloc = allocate_adjudication(sc, budget, run=run_k, metric=metric, fpr=fpr, fnr=fnr,
+                                      minimum=minimum)
+        cell = np.where(fal == 1, CELL_RELEVANT, np.where(fal == 0, CELL_NOT_RELEVANT, 0))
+        if ap is not None:
+            cell = np.where(ap & (fal >= 0), cell + 2, cell)
+        chosen = draw_adjudication(s, cell, alloc, rng)
+        N1 = np.zeros_like(alloc)
+        np.add.at(N1, (s, cell), 1)
+        for i in chosen:
+            p2 = alloc[s[i], cell[i]] / N1[s[i], cell[i]]
+            r = rows[i]
+            out_rows.append(SampleRow(r.docno, r.stratum, float(r.inclusion_probability * p2),
+                                      topic))
+    write_sample(out, out_rows)
+    typer.echo(f"wrote {len(out_rows)} documents to adjudicate to {out}", err=True)
+
+
+def _read_appeals(path: Optional[Path]) -> dict[str, set[str]]:
+    """Appeals file: 'topic docno' per appealed document."""
+    appealed: dict[str, set[str]] = defaultdict(set)
+    if path is not None:
+        from .trec import _lines
+        for i, line in _lines(path):
+            if line.strip():
+                f = line.split()
+                if len(f) != 2:
+                    raise InputError(f"{path}:{i}: expected 'topic docno', got {line!r}")
+                appealed[f[0]].add(f[1])
+    return appealed
+
+
+def _has_topic_column(path: Path) -> bool:
+    from .trec import _lines
+    for _, line in _lines(path):
+        if line.strip():
+            return "topic" in [h.strip() for h in line.split("\t")]
+    return False
+
+
+def _interval_dict(iv) -> dict:
+    return {"estimate": iv.estimate, "ci_low": iv.ci_low, "ci_high": iv.ci_high, "se": iv.se}
+
+
+def _report(ds: TopicEstimate, naive: TopicEstimate) -> dict:
+    runs = {}
+    for run, est in ds.runs.items():
+        nv = naive.runs[run]
+        runs[run] = {"recall": _interval_dict(est.recall),
+                     "precision": _interval_dict(est.precision),
+                     "f1": _interval_dict(est.f1),
+                     "naive": {"recall": _interval_dict(nv.recall),
+                               "precision": _interval_dict(nv.precision),
+                               "f1": _interval_dict(nv.f1)}}
+    return {"runs": runs, "yield": _interval_dict(ds.yield_),
+            "naive_yield": _interval_dict(naive.yield_),
+            "unassessable_share": _interval_dict(ds.unassessable_share),
+            "strata": ds.strata, "notes": list(ds.notes)}
+
+
+@app.command("estimate", context_settings=_EXTRA)
+@_guard
+def estimate_cmd(ctx: typer.Context,
+                 runs: List[Path] = typer.Option(..., "--runs", help="TREC run file(s)"),
+                 collection: Path = typer.Option(..., "--collection"),
+                 sample: Path = typer.Option(..., "--sample"),
+                 assessments: Path = typer.Option(..., "--assessments"),
+                 adjudication_sample: Optional[Path] = typer.Option(None,
+                                                                    "--adjudication-sample"),
+                 adjudications: Optional[Path] = typer.Option(None, "--adjudications"),
+                 confidence: float = typer.Option(0.95, "--confidence"),
+                 interval_method: str = typer.Option("logit", "--interval", help="logit | wald"),
+                 appeals: Optional[Path] = typer.Option(
+                     None, "--appeals", help="Appealed documents 'topic docno' (sub-strata)"),
+                 json_out: Path = typer.Option(..., "--json", help="JSON report to write"),
+                 ) -> None:
+    """Estimate yield and each run's recall, precision and F1 with CIs."""
+    if (adjudication_sample is None) != (adjudications is None):
+        raise InputError("--adjudication-sample and --adjudications go together")
+    if not 0 < confidence < 1:
+        raise InputError(f"--confidence: expected a number in (0, 1), got {confidence}")
+    if interval_method not in ("logit", "wald"):
+        raise InputError(f"--interval: expected logit or wald, got {interval_method!r}")
+    run_paths = _run_files(runs, ctx)
+    docs = set(read_collection(collection))
+    rs = read_runs(run_paths)
+    _check_runs_in_collection(rs, docs, collection)
+    single = None if _has_topic_column(sample) else (rs.topics()[0] if len(rs.topics()) == 1
+                                                     else None)
+    if single is None and not _has_topic_column(sample):
+        raise InputError(f"{sample}: no topic column but the runs have several topics")
+    rows_all = read_sample(sample, default_topic=single)
+    qrels, _ = read_qrels(assessments)
+    adj_rows: dict[str, dict[str, SampleRow]] = defaultdict(dict)
+    adj_q: dict = {}
+    if adjudication_sample is not None:
+        for r in read_sample(adjudication_sample, default_topic=single):
+            adj_rows[r.topic][r.docno] = r
+        adj_q, _ = read_qrels(adjudications)
+    appealed = _read_appeals(appeals)
+    topics_out: dict[str, dict] = {}
+    ds_list, nv_list = [], []
+    unsampled = sorted(set(rs.topics()) - {r.topic for r in rows_all})
+    for topic, rows in sorted(_by_topic(rows_all).items()):
+        for r in rows:
+            if r.docno not in docs:
+                raise InputError(f"{sample}:{r.line}: docno {r.docno!r} is not in the "
+                                 f"collection {collection}")
+        names, M, s = _strata_of(rows, sample)
+        fal = _fallible(rows, qrels, topic, sample, assessments)
+        by_run = rs.returned.get(topic, {})
+        bits = np.array([[r.docno in by_run.get(k, set()) for k in rs.order] for r in rows])
+        _check_patterns(rows, bits, names, sample, rs.order)
+        pats, g = np.unique(bits, axis=0, return_inverse=True)
+        true = None
+        notes: list[str] = []
+        if adjudication_sample is not None:
+            true = np.full(len(rows), NOT_ADJUDICATED, np.int64)
+            pos = {r.docno: i for i, r in enumerate(rows)}
+            aq = adj_q.get(topic, {})
+            for d, ar in adj_rows.get(topic, {}).items():
+                if d not in pos:
+                    raise InputError(f"{adjudication_sample}:{ar.line}: docno {d!r} (topic "
+                                     f"{topic}) is not in the sample {sample}")
+                if fal[pos[d]] == -1:
+                    raise InputError(f"{adjudication_sample}:{ar.line}: docno {d!r} was "
+                                     "assessed unassessable; expected only assessable documents")
+                if d not in aq:
+                    raise InputError(f"{adjudications}: no adjudication for docno {d!r} topic "
+                                     f"{topic} listed at {adjudication_sample}:{ar.line}")
+                true[pos[d]] = aq[d]
+            extra = set(aq) - set(adj_rows.get(topic, {}))
+            if extra:
+                notes.append(f"{len(extra)} adjudication(s) of documents outside the "
+                             "adjudication sample were not used (not a random subsample)")
+        ap = None
+        if appeals is not None:
+            ap = np.array([r.docno in appealed.get(topic, set()) for r in rows])
+        sc = build_counts(M, pats, s, g.ravel(), fal, true, ap, rs.order, names)
+        nv = estimate(sc.naive(), confidence, interval_method)
+        ds = estimate(sc, confidence, interval_method)
+        ds = TopicEstimate(ds.yield_, ds.unassessable_share, ds.runs, ds.strata,
+                           tuple(notes) + ds.notes)
+        ignored = len(set(qrels.get(topic, {})) - {r.docno for r in rows})
+        rep = _report(ds, nv)
+        if adjudication_sample is not None:
+            rates = {e.stratum: e.to_dict() for e in error_rates(sc)}
+            for st in rep["strata"]:
+                if st["stratum"] in rates:
+                    st["error_rates"] = rates[st["stratum"]]
+        rep["assessments_outside_sample"] = ignored
+        topics_out[topic] = rep
+        ds_list.append(ds)
+        nv_list.append(nv)
+    if len(topics_out) == 1:
+        result = next(iter(topics_out.values()))
+        result["topic"] = next(iter(topics_out))
+    else:
+        result = _report(mean_over_topics(ds_list, confidence, interval_method),
+                         mean_over_topics(nv_list, confidence, interval_method))
+        result.pop("strata")
+        result["mean_over_topics"] = len(topics_out)
+        result["topics"] = topics_out
+    if unsampled:
+        result.setdefault("notes", []).append(
+            f"topic(s) {', '.join(unsampled)} in the runs have no sample and were not estimated")
+    result["confidence"] = confidence
+    result["interval"] = interval_method
+    result["double_sampling"] = adjudication_sample is not None
+    atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
+    typer.echo(f"wrote {json_out}", err=True)
+
+
+def _check_patterns(rows, bits, names, sample, order) -> None:
+    """If strata are run-pattern names (one 0/1 digit per run), each document must match."""
+    K = len(order)
+    if not all(len(n) == K and set(n) <= {"0", "1"} for n in names):
+        return
+    for r, b in zip(rows, bits):
+        pat = "".join("1" if x else "0" for x in b)
+        if pat != r.stratum:
+            raise InputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
+                             f"but the runs ({', '.join(order)}) give pattern {pat}; expected "
+                             "the runs given to 'design', in the same order")
+
+
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="assay stratified")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Stratified (and two-phase) estimators of yield, recall, precision and F1 with delta-method CIs.
+
+Notation (seed 004 §2; Oard et al. 2008, TREC Legal Track overview, Appendix): stratum l has
+M_l documents (population) of which n_l are sampled by SRS without replacement and assessed.
+The yield of stratum l is estimated by R̂_l = M_l·r_l/n_l (seed eq. 3), the collection yield by
+R̂ = Σ_l R̂_l (eq. 1). For run A, with L_A the strata it returns, recall = R_A / R,
+precision = R_A / N_A (N_A the assessable documents A returns, eq. 2) and F1 = 2 R_A / (N_A + R).
+
+One formulation covers the naive estimator and double sampling. Each sampled document carries a
+*cell* c (its fallible label −1/0/1, optionally crossed with "appealed"), and the true label y is
+known for a second-phase subsample of n_lc of the N'_lc first-phase documents of each cell (for
+the naive estimator every document is "second phase" with y = fallible label). The estimator is
+double sampling for stratification (Cochran 1977, ch. 12, double sampling for stratification), applied within each stratum:
+
+    ȳ_l = Σ_c w_lc ȳ_lc,           w_lc = N'_lc / N'_l,
+
+with variance (Cochran 1977, ch. 12, with finite-population correction for the first phase)
+
+    V(ȳ_l) = S²_l (1/N'_l − 1/M_l) + Σ_c w_lc S²_lc (1/ν_lc − 1) / N'_l,   ν_lc = n_lc / N'_lc.
+
+With cells = fallible labels 0/1 this *is* Tenenbein's (1970) maximum-likelihood estimator
+p̂ = π̂·n11/n·1 + (1−π̂)·n10/n·0 and the variance reduces to his p(1−p)[(1−K)/n + K/N] (K being
+the squared correlation between true and fallible labels) minus p(1−p)/M; see
+:mod:`assay.stratified.double_sampling`. Recall, precision and F1 are ratios of estimated totals;
+their variances come from the delta method: the variance of the estimated total of the
+linearised variable u_i = Σ_k (∂g/∂T_k) z_ik, computed with the formula above (Särndal et al.
+1992, ch. 5). Unassessable documents (label −1) form their own fully-observed cell: they are
+counted, their share is estimated, and they are excluded from N_A, never silently dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+__all__ = ["SampleCounts", "Interval", "RunEstimate", "TopicEstimate", "estimate_arrays",
+           "estimate", "interval", "mean_over_topics", "CELL_UNASSESSABLE", "CELL_NOT_RELEVANT",
+           "CELL_RELEVANT"]
+
+CELL_UNASSESSABLE, CELL_NOT_RELEVANT, CELL_RELEVANT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class SampleCounts:
+    """Sufficient statistics of a stratified, possibly two-phase, sample for one topic.
+
+    Arrays ``first``, ``second`` and ``relevant`` have shape (..., L, C, G): strata × cells ×
+    run-return patterns (a leading batch axis is allowed, for vectorised simulation).
+
+    * ``population[l]`` — M_l, documents in stratum l.
+    * ``patterns[g, k]`` — run k returns documents of pattern g.
+    * ``assessable[c]`` — documents of cell c are assessable (the −1 cell is not).
+    * ``fallible[c]`` — the fallible label of cell c (−1, 0 or 1).
+    * ``first`` — N'_lcg first-phase (assessed) documents; ``second`` — n_lcg of them whose
+      true label is known; ``relevant`` — how many of those are truly relevant.
+    """
+    population: np.ndarray
+    patterns: np.ndarray
+    assessable: np.ndarray
+    fallible: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    relevant: np.ndarray
+    run_ids: tuple[str, ...] = ()
+    strata: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def naive(self) -> "SampleCounts":
+        """The same first-phase sample read as if the fallible labels were the truth."""
+        first = self.first
+        rel = first * (self.fallible == 1)[:, None]
+        return SampleCounts(self.population, self.patterns, self.assessable, self.fallible,
+                            first, first.copy(), rel, self.run_ids, self.strata, ())
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its standard error and two-sided confidence interval."""
+    estimate: float
+    se: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict:
+        return {"estimate": float(self.estimate), "se": float(self.se),
+                "ci_low": float(self.ci_low), "ci_high": float(self.ci_high)}
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """Recall, precision and F1 of one run."""
+    recall: Interval
+    precision: Interval
+    f1: Interval
+
+    def to_dict(self) -> dict:
+        return {"recall": self.recall.to_dict(), "precision": self.precision.to_dict(),
+                "f1": self.f1.to_dict()}
+
+
+@dataclass(frozen=True)
+class TopicEstimate:
+    """Yield, unassessable share, and per-run metrics for one topic."""
+    yield_: Interval
+    unassessable_share: Interval
+    runs: dict[str, RunEstimate]
+    strata: list[dict] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"yield": self.yield_.to_dict(),
+                "unassessable_share": self.unassessable_share.to_dict(),
+                "runs": {k: v.to_dict() for k, v in self.runs.items()},
+                "strata": list(self.strata), "notes": list(self.notes)}
+
+
+def _safe_div(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+    out = np.zeros(a.shape)
+    np.divide(a, b, out=out, where=b != 0)
+    return out
+
+
+def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
+    """Point estimates and delta-method variances (module docstring), vectorised over batches.
+
+    Returns arrays: ``yield``/``yield_var`` (...,), ``unassessable``/``unassessable_var``
+    (share of the collection), and ``recall``, ``precision``, ``f1`` with ``*_var`` (..., K).
+    """
+    M = np.asarray(sc.population, float)                    # (L,)
+    R = np.asarray(sc.patterns, float)                      # (G, K)
+    a = np.asarray(sc.assessable, float)                    # (C,)
+    N1 = np.asarray(sc.first, float)                        # (..., L, C, G)
+    n2 = np.asarray(sc.second, float)
+    y2 = np.asarray(sc.relevant, float)
+    N1_l = N1.sum(axis=(-1, -2))                            # (..., L)
+    if np.any((N1_l == 0) & (M > 0)):
+        raise ValueError("every non-empty stratum needs at least one assessed document")
+    N1_c = N1.sum(axis=-1)                                  # (..., L, C)
+    n2_c = n2.sum(axis=-1)
+    W = _safe_div(N1_c, N1_l[..., None])                    # w_lc
+    ratio1 = _safe_div(y2, n2_c[..., None])                 # share of cell c that is (g, y=1)
+    ratio0 = _safe_div(n2 - y2, n2_c[..., None])
+    mu_y = (W[..., None] * ratio1).sum(axis=-2)             # (..., L, G) mean of y·[g]
+    mu_a = (N1 * a[:, None]).sum(axis=-2) / np.where(N1_l > 0, N1_l, 1)[..., None]
+    Ty = (M[:, None] * mu_y).sum(axis=-2)                   # (..., G) totals
+    Ta = (M[:, None] * mu_a).sum(axis=-2)
+    Y = Ty.sum(axis=-1)
+    A = Ta.sum(axis=-1)
+    Mtot = M.sum()
+    YA = Ty @ R                                             # (..., K)
+    NA = Ta @ R
+    recall = _safe_div(YA, Y[..., None])
+    precision = _safe_div(YA, NA)
+    f1 = _safe_div(2 * YA, NA + Y[..., None])
+    unass = 1.0 - A / Mtot
+
+    # linearised variables u = α_y(g)·y + α_a(g)·a for Q quantities: (..., Q, G)
+    ones = np.ones(Y.shape + (1, R.shape[0]))
+    zeros = np.zeros_like(ones)
+    Yk, NAk = Y[..., None, None], NA[..., None]
+    rec_y = _safe_div(R.T - recall[..., None], Yk)                          # (..., K, G)
+    pre_y = _safe_div(np.broadcast_to(R.T, recall.shape + R.T.shape[-1:]), NAk)
+    pre_a = -_safe_div(precision[..., None] * R.T, NAk)
+    den = (NA + Y[..., None])[..., None]
+    f1_y = _safe_div(2 * R.T - f1[..., None], den)
+    f1_a = -_safe_div(f1[..., None] * R.T, den)
+    kz = np.zeros_like(rec_y)
+    alpha_y = np.concatenate([ones, zeros, rec_y, pre_y, f1_y], axis=-2)
+    alpha_a = np.concatenate([zeros, -ones / Mtot, kz, pre_a, f1_a], axis=-2)
+
+    # moments of u over the estimated stratum composition; einsum keeps memory at (..., Q, L, C)
+    # even with many runs (a_c ∈ {0, 1}, so a_c² = a_c)
+    sh1 = W[..., None] * ratio1                             # (..., L, C, G) share (c, g, y=1)
+    sh0 = W[..., None] * ratio0                             # share (c, g, y=0)
+    sha = (sh1 + sh0) * a[:, None]                          # assessable share (c, g)
+    sh1a = sh1 * a[:, None]
+    ein = lambda spec, *ops: np.einsum(spec, *ops)  # noqa: E731
+    Eu = ein("...lcg,...qg->...ql", sh1, alpha_y) + ein("...lcg,...qg->...ql", sha, alpha_a)
+    Eu2 = (ein("...lcg,...qg->...ql", sh1, alpha_y ** 2)
+           + 2 * ein("...lcg,...qg->...ql", sh1a, alpha_y * alpha_a)
+           + ein("...lcg,...qg->...ql", sha, alpha_a ** 2))
+    nl = N1_l[..., None, :]
+    S2 = np.maximum(Eu2 - Eu ** 2, 0.0) * _safe_div(nl, nl - 1)
+    first_term = S2 * (_safe_div(1.0, nl) - 1.0 / np.where(M > 0, M, 1))
+    # within-cell variance of the second-phase part α_y(g)·y
+    n2q = n2_c[..., None, :, :]                             # (..., 1, L, C)
+    s1 = ein("...lcg,...qg->...qlc", y2, alpha_y)
+    s2 = ein("...lcg,...qg->...qlc", y2, alpha_y ** 2)
+    m = _safe_div(s1, n2q)
+    within = np.maximum(_safe_div(s2 - n2q * m ** 2, n2q - 1), 0.0)
+    N1q = N1_c[..., None, :, :]
+    extra = (W[..., None, :, :] * within * np.maximum(_safe_div(N1q, n2q) - 1.0, 0.0)).sum(axis=-1)
+    extra = _safe_div(extra, nl)
+    var = ((M ** 2) * (np.maximum(first_term, 0.0) + extra)).sum(axis=-1)  # (..., Q)
+    K = R.shape[1]
+    return {"yield": Y, "yield_var": var[..., 0], "unassessable": unass,
+            "unassessable_var": var[..., 1],
+            "recall": recall, "recall_var": var[..., 2:2 + K],
+            "precision": precision, "precision_var": var[..., 2 + K:2 + 2 * K],
+            "f1": f1, "f1_var": var[..., 2 + 2 * K:2 + 3 * K],
+            "stratum_yield": (M[:, None] * mu_y).sum(axis=-1),
+            "stratum_assessable": (M[:, None] * mu_a).sum(axis=-1)}
+
+
+def interval(est: float, var: float, confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0), method: str = "wald") -> Interval:
+    """Two-sided CI from a delta-method variance.
+
+    ``wald``: est ± z·se, truncated to ``bounds``. ``logit`` (for quantities in (0, 1)):
+    logit(est) ± z·se/(est(1−est)), transformed back — the delta method on the logit scale,
+    which respects the bounds and the skewness of recall near 0 or 1; it falls back to Wald at
+    est ∈ {0, 1}. ``log`` (for positive totals such as the yield): est·exp(±z·se/est), which
+    follows the right skew of a yield driven by a sparse stratum. ``se`` is always the
+    untransformed delta-method standard error.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    if method not in ("wald", "logit", "log"):
+        raise ValueError(f"unknown interval method {method!r} (wald, logit, log)")
+    z = norm.ppf(0.5 + confidence / 2)
+    se = float(np.sqrt(max(var, 0.0)))
+    est = float(est)
+    if method == "logit" and 0.0 < est < 1.0 and se > 0:
+        lg = np.log(est / (1 - est))
+        half = z * se / (est * (1 - est))
+        lo, hi = 1 / (1 + np.exp(-(lg - half))), 1 / (1 + np.exp(-(lg + half)))
+    elif method == "log" and est > 0 and se > 0:
+        half = z * se / est
+        lo, hi = est * np.exp(-half), est * np.exp(half)
+    else:
+        lo, hi = est - z * se, est + z * se
+    return Interval(est, se, float(max(lo, bounds[0])), float(min(hi, bounds[1])))
+
+
+def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") -> TopicEstimate:
+    """Estimates and CIs for one topic (no batch axis); ``method`` (``logit`` or ``wald``)
+    applies to recall, precision, F1 and the unassessable share; the yield gets the matching
+    ``log`` or ``wald`` interval (see :func:`interval`)."""
+    r = estimate_arrays(sc)
+    inf = float("inf")
+    runs = {}
+    for k, run in enumerate(sc.run_ids):
+        runs[run] = RunEstimate(
+            interval(r["recall"][k], r["recall_var"][k], confidence, method=method),
+            interval(r["precision"][k], r["precision_var"][k], confidence, method=method),
+            interval(r["f1"][k], r["f1_var"][k], confidence, method=method))
+    strata = []
+    for l, name in enumerate(sc.strata or [str(i) for i in range(len(sc.population))]):
+        first = np.asarray(sc.first)[l].sum(axis=-1)
+        second = np.asarray(sc.second)[l].sum(axis=-1)
+        rel = np.asarray(sc.relevant)[l].sum(axis=-1)
+        strata.append({"stratum": name, "size": int(sc.population[l]),
+                       "assessed": int(first.sum()),
+                       "unassessable": int(first[np.asarray(sc.fallible) == -1].sum()),
+                       "known_true_label": int(second[np.asarray(sc.assessable, bool)].sum()),
+                       "known_relevant": int(rel.sum()),
+                       "yield": float(r["stratum_yield"][l]),
+                       "assessable": float(r["stratum_assessable"][l])})
+    ymethod = "log" if method == "logit" else "wald"
+    return TopicEstimate(interval(r["yield"], r["yield_var"], confidence, (0.0, inf), ymethod),
+                         interval(r["unassessable"], r["unassessable_var"], confidence,
+                                  method=method),
+                         runs, strata, tuple(sc.notes))
+
+
+def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
+                     method: str = "logit") -> TopicEstimate:
+    """Mean over independent topics; Var(mean) = Σ_t Var_t / T²."""
+    T = len(topics)
+    if T == 0:
+        raise ValueError("no topics")
+
+    def avg(items: list[Interval], bounds=(0.0, 1.0)) -> Interval:
+        est = sum(i.estimate for i in items) / T
+        var = sum(i.se ** 2 for i in items) / T ** 2
+        m = method if bounds == (0.0, 1.0) else ("log" if method == "logit" else "wald")
+        return interval(est, var, confidence, bounds, m)
+
+    run_ids = sorted(set().union(*[t.runs for t in topics]))
+    runs = {}
+    for run in run_ids:
+        have = [t.runs[run] for t in topics if run in t.runs]
+        if len(have) != T:
+            continue
+        runs[run] = RunEstimate(avg([h.recall for h in have]), avg([h.precision for h in have]),
+                                avg([h.f1 for h in have]))
+    return TopicEstimate(avg([t.yield_ for t in topics], (0.0, float("inf"))),
+                         avg([t.unassessable_share for t in topics]), runs)
