@@ -29,16 +29,18 @@ class RankCalibration:
     cov: np.ndarray
     n_labels: int
     n_positive: int
+    knee: float = 0.0
+    loglik: float = 0.0
 
     def probability(self, rank: np.ndarray, draws: int = 0,
                     rng: np.random.Generator | None = None) -> np.ndarray:
         """P(ℓ = 1) at ``rank``; with ``draws`` > 0 the mean over parameter draws."""
         lr = np.log(np.asarray(rank, dtype=np.float64))
         if draws <= 0:
-            return _expit(self.theta[0] + self.theta[1] * lr)
+            return _expit(_logit(self.theta, lr - self.knee))
         gen = rng if rng is not None else np.random.default_rng(0)
         th = gen.multivariate_normal(self.theta, self.cov, size=draws)
-        return _expit(th[:, :1] + th[:, 1:] * lr[None, :]).mean(axis=0)
+        return _expit(_logit(th, lr - self.knee)).mean(axis=0)
 
     def stratum_moments(self, bounds: np.ndarray, points: int = 24,
                         draws: int = 200) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +58,7 @@ class RankCalibration:
             edges = np.concatenate(([lo - 0.5], (ranks[1:] + ranks[:-1]) / 2, [hi + 0.5]))
             w = np.diff(edges)
             w = w / w.sum()
-            p = _expit(th[:, :1] + th[:, 1:] * np.log(ranks)[None, :])
+            p = _expit(_logit(th, np.log(ranks) - self.knee))
             mean_p[h] = float((p.mean(axis=0) * w).sum())
             mean_pq[h] = float(((p * (1 - p)).mean(axis=0) * w).sum())
         return mean_p, mean_pq
@@ -66,23 +68,71 @@ def _expit(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -700, 700)))
 
 
+def design_matrix(lr: np.ndarray, degree: int, knee: float = 0.0) -> np.ndarray:
+    """Columns 1, (log r − κ)₊, … : with κ > 0 the rate is flat above the knee rank e^κ and
+    falls as a power of the rank beyond it."""
+    x = np.maximum(lr - knee, 0.0)
+    return np.column_stack([x**d for d in range(degree + 1)])
+
+
+def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
+                          knees: np.ndarray) -> RankCalibration:
+    """(C1) with a knee: logit π = a + b·(log r − κ)₊, κ chosen among ``knees`` (log-ranks) by
+    profile likelihood; the covariance is conditional on the chosen κ."""
+    best: RankCalibration | None = None
+    for kappa in np.concatenate(([0.0], knees)):
+        cal = fit_rank_calibration(ranks, labels, knee=float(kappa))
+        if best is None or cal.loglik > best.loglik:
+            best = cal
+    assert best is not None
+    return best
+
+
 def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray,
-                         prior_sd: float = PRIOR_SD, iterations: int = 50) -> RankCalibration:
-    """Penalised maximum likelihood of (C1) by Newton's method."""
+                         weights: np.ndarray | None = None, prior_sd: float = PRIOR_SD,
+                         iterations: int = 50, degree: int = 1,
+                         knee: float = 0.0) -> RankCalibration:
+    """Penalised (pseudo-)maximum likelihood of (C1) by Newton's method.
+
+    With ``weights`` (design weights N_h/n_h) the fit targets the population-level curve — the
+    one a census of the pool would give — instead of the curve of the labelled sample, which a
+    top-heavy design over-represents; weights are rescaled to mean 1 and the covariance is the
+    sandwich H⁻¹JH⁻¹ of the weighted score (Binder 1983). ``degree`` 2 adds a log²-rank term.
+    """
     lr = np.log(np.asarray(ranks, dtype=np.float64))
     y = np.asarray(labels, dtype=np.float64)
-    X = np.column_stack([np.ones_like(lr), lr])
-    theta = np.zeros(2)
-    prec = np.eye(2) / prior_sd**2
+    w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=np.float64)
+    w = w / w.mean()
+    X = design_matrix(lr, degree, knee)
+    theta = np.zeros(degree + 1)
+    prec = np.eye(degree + 1) / prior_sd**2
     for _ in range(iterations):
         p = _expit(X @ theta)
-        grad = X.T @ (y - p) - prec @ theta
-        hess = (X * (p * (1 - p))[:, None]).T @ X + prec
+        grad = X.T @ (w * (y - p)) - prec @ theta
+        hess = (X * (w * p * (1 - p))[:, None]).T @ X + prec
         step = np.linalg.solve(hess, grad)
         theta = theta + step
         if np.max(np.abs(step)) < 1e-9:
             break
     p = _expit(X @ theta)
-    hess = (X * (p * (1 - p))[:, None]).T @ X + prec
-    return RankCalibration(theta=theta, cov=np.linalg.inv(hess), n_labels=int(y.size),
-                           n_positive=int(y.sum()))
+    hess = (X * (w * p * (1 - p))[:, None]).T @ X + prec
+    h_inv = np.linalg.inv(hess)
+    if weights is None:
+        cov = h_inv
+    else:
+        u = X * (w * (y - p))[:, None]
+        cov = h_inv @ (u.T @ u + prec) @ h_inv
+    eps = 1e-300
+    loglik = float(np.sum(w * (y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps))))
+    return RankCalibration(theta=theta, cov=cov, n_labels=int(y.size),
+                           n_positive=int(y.sum()), knee=knee, loglik=loglik)
+
+
+def _logit(theta: np.ndarray, lr: np.ndarray) -> np.ndarray:
+    """a + b·x (+ c·x²), x = (lr)₊, for a parameter vector or a matrix of draws (rows)."""
+    th = np.atleast_2d(theta)
+    lr = np.maximum(lr, 0.0)
+    out = np.zeros((th.shape[0], lr.shape[0]))
+    for d in range(th.shape[1]):
+        out += th[:, d:d + 1] * lr[None, :] ** d
+    return out if np.ndim(theta) > 1 else out[0]

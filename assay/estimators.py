@@ -37,6 +37,9 @@ from scipy import stats
 
 MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
 MIN_NORMAL_COUNT = 10.0
+PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
+                   "on the score rank fitted to the labels (assumes the rate does not rise "
+                   "down the ranking); the design-based estimate and interval are in extra")
 
 
 class Sample(ABC):
@@ -213,6 +216,16 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     z_lin = (y - r * x) / x_tot
     _, var = sample.total(z_lin)
     m = int(np.count_nonzero(x > 0)) if n_domain is None else n_domain
+    predictive = getattr(sample, "predictive", None)
+    if predictive is not None and interval != "design":
+        res = predictive(alpha, confidence)
+        if res is not None:
+            d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto")
+            return Estimate(name, alpha, res.estimate, res.ci_low, res.ci_high,
+                            math.sqrt(var) if math.isfinite(var) else None, confidence, "model",
+                            None, PREDICTIVE_NOTE,
+                            {"design_estimate": r, "design_interval": (d_lo, d_hi),
+                             "design_method": d_method})
     extra: dict[str, Any] = {}
     note = ""
     model = getattr(sample, "model", None)

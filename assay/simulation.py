@@ -59,6 +59,7 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
              score: np.ndarray | None, prior: np.ndarray | None, budget: int, reps: int,
              seed: int = 0, confidence: float = 0.95, options: dict[str, Any] | None = None,
              alpha: float = 0.5, measures: dict[str, float] | None = None,
+             interval: str = "auto",
              on_rep: Callable[[int], None] | None = None) -> dict[str, Replicates]:
     """Run ``reps`` independent evaluations (seeds ``seed``, ``seed+1``, …) against ``truth``."""
     measures = measures or MEASURES
@@ -71,12 +72,15 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
         from assay.designs import make_strata  # strata do not depend on the seed: sort once
         options["precomputed_strata"] = make_strata(score, n, options.get("strata", "csf"),
                                                     int(options.get("n_strata", 30)))
+    if design == "auto" and "precomputed_order" not in options and score is not None:
+        from assay.designs.strata import _descending_order
+        options["precomputed_order"] = _descending_order(score)
     for r in range(reps):
         rng = np.random.default_rng(seed + r)
         des = build_design(design, n=n, predictions=predictions, score=score, prior=prior,
                            budget=budget, rng=rng, alpha=alpha, options=options)
         col = collect(des, lambda i: int(truth[i]), budget)
-        res = estimate_all(des, col, predictions, confidence, measures)
+        res = estimate_all(des, col, predictions, confidence, measures, interval)
         for m, e in res.items():
             if e.defined:
                 est[m][r], lo[m][r], hi[m][r] = e.estimate, e.ci_low, e.ci_high

@@ -5,13 +5,14 @@ from typing import Any
 
 import numpy as np
 
+from assay.designs.auto import AutoDesign
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.designs.importance import ImportanceDesign
 from assay.designs.passive import UniformWithoutReplacement, UniformWithReplacement
 from assay.designs.stratified import StratifiedDesign, stratified_design
 from assay.designs.strata import Strata, csf_strata, equal_size_strata, make_strata
 
-DESIGNS = ("passive", "stratified", "importance")
+DESIGNS = ("auto", "passive", "stratified", "importance")
 
 
 def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarray | None,
@@ -23,6 +24,13 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
     ``n_strata`` (30), ``allocation`` ('neyman'|'proportional'); importance ``epsilon`` (0.1).
     """
     opt = dict(options or {})
+    if name == "auto":
+        if score is None:
+            raise ValueError("the auto design needs a score or probability column "
+                             "(without one, use --design passive)")
+        return AutoDesign(score, predictions, budget, rng, alpha=alpha,
+                          first=opt.get("first"), batches=int(opt.get("batches", 10)),
+                          order=opt.get("precomputed_order"), degree=int(opt.get("degree", 1)))
     if name == "passive":
         if opt.get("replace", False):
             return UniformWithReplacement(n, rng)
@@ -42,6 +50,6 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
     raise ValueError(f"unknown design {name!r} (expected one of {', '.join(DESIGNS)})")
 
 
-__all__ = ["DESIGNS", "Design", "Draw", "ImportanceDesign", "SparseShuffle", "Strata",
+__all__ = ["DESIGNS", "AutoDesign", "Design", "Draw", "ImportanceDesign", "SparseShuffle", "Strata",
            "StratifiedDesign", "UniformWithReplacement", "UniformWithoutReplacement",
            "build_design", "csf_strata", "equal_size_strata", "make_strata"]

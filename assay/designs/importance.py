@@ -28,15 +28,22 @@ class ImportanceDesign(Design):
         n = predictions.shape[0]
         self.n = n
         self.f_guess = initial_f_guess(prior, predictions, alpha)
-        qstar = residual_sd(prior, predictions, alpha, self.f_guess)
-        total = float(qstar.sum())
+        # q* in chunks written into the one array the design keeps (8 bytes/item)
+        cum = np.empty(n, dtype=np.float64)
+        chunk = 1 << 20
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            cum[start:stop] = residual_sd(prior[start:stop], predictions[start:stop], alpha,
+                                          self.f_guess)
+        total = float(cum.sum())
         if total <= 0:
-            qstar = np.full(n, 1.0 / n)
+            cum.fill(1.0 / n)
         else:
-            qstar = qstar / total
-        q = epsilon / n + (1.0 - epsilon) * qstar
-        self._cum = np.cumsum(q)
-        self._cum /= self._cum[-1]
+            cum *= (1.0 - epsilon) / total
+            cum += epsilon / n
+        np.cumsum(cum, out=cum)
+        cum /= cum[-1]
+        self._cum = cum
         self._u = np.empty(0)
         self._k = 0
 

@@ -87,11 +87,12 @@ def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> 
     width = csf[-1] / k
     # bin j belongs to stratum ceil(csf_j / w) - 1 (ascending score); ties share a bin
     bin_stratum = np.clip(np.ceil(csf / width - 1e-9).astype(np.int64) - 1, 0, k - 1)
-    sorted_scores = scores[order]                      # descending
-    bins = np.clip(np.searchsorted(edges, sorted_scores, side="right") - 1, 0, m - 1)
-    asc_stratum = bin_stratum[bins]                    # non-increasing along ``order``
-    change = np.flatnonzero(np.diff(asc_stratum)) + 1
-    bounds = np.concatenate(([0], change, [n])).astype(np.int64)
+    # a stratum starts at the lower edge of its first bin: items with score ≥ that edge lie
+    # in it or above, so each boundary is a count found by binary search (no per-item bins)
+    first_bins = np.flatnonzero(np.diff(bin_stratum)) + 1
+    neg_sorted = -scores[order]                        # ascending
+    cuts = np.searchsorted(neg_sorted, -edges[first_bins], side="right")
+    bounds = np.unique(np.concatenate(([0], cuts, [n]))).astype(np.int64)
     return Strata(order=order, bounds=bounds, method="csf")
 
 

@@ -130,14 +130,27 @@ class StratifiedDesign(Design):
 
     def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
                     f0: float) -> np.ndarray:
-        """S_h: within-stratum SD of e = y − F x, from the prior (mean E[e²] − (mean E[e])²)."""
-        p = np.clip(prior, 0.0, 1.0)
-        # E[e] per item: ŷ=1: π(1−F) − (1−π)αF ; ŷ=0: −(1−α)Fπ
-        mean_e = np.where(predictions == 1, p * (1 - f0) - (1 - p) * alpha * f0,
-                          -(1 - alpha) * f0 * p)
-        sq = residual_sd(p, predictions, alpha, f0) ** 2
-        m2 = self.strata.means(sq)
-        m1 = self.strata.means(mean_e)
+        """S_h: within-stratum SD of e = y − F x, from the prior (mean E[e²] − (mean E[e])²).
+
+        Computed in chunks of the ranking, so the set-up never holds more than a few per-item
+        temporaries of one chunk."""
+        k = self.strata.count
+        s1, s2 = np.zeros(k), np.zeros(k)
+        order, bounds = self.strata.order, self.strata.bounds
+        chunk = 1 << 20
+        for start in range(0, order.shape[0], chunk):
+            idx = order[start:start + chunk]
+            p = np.clip(prior[idx], 0.0, 1.0)
+            yhat = predictions[idx]
+            # E[e] per item: ŷ=1: π(1−F) − (1−π)αF ; ŷ=0: −(1−α)Fπ
+            mean_e = np.where(yhat == 1, p * (1 - f0) - (1 - p) * alpha * f0,
+                              -(1 - alpha) * f0 * p)
+            sq = residual_sd(p, yhat, alpha, f0) ** 2
+            h = np.searchsorted(bounds, np.arange(start, start + idx.shape[0]), "right") - 1
+            s1 += np.bincount(h, weights=mean_e, minlength=k)
+            s2 += np.bincount(h, weights=sq, minlength=k)
+        sizes = self.strata.sizes
+        m1, m2 = s1 / sizes, s2 / sizes
         return np.sqrt(np.maximum(m2 - m1**2, 0.0))
 
     def params(self) -> dict[str, Any]:

@@ -1,0 +1,217 @@
+"""``auto``: a finite-population, batch-adaptive stratified design for F_α under imbalance.
+
+1. **Geometric rank strata.** Items are ranked by score; stratum h covers ranks
+   [s·2^(h−1), s·2^h) (the first two strata have size s), so the dense top is cut finely and the
+   huge, sparse tail coarsely — ~log₂(N/s) strata, none of one item, none starved.
+2. **Batches with Neyman re-allocation.** A pilot batch labels every stratum lightly
+   (the top stratum in full); after each batch the rank calibration (C1 of
+   :mod:`assay.calibration`) is refitted to all labels so far and the budget is re-allocated by
+   Neyman's rule n_h ∝ N_h·S_h, S_h² the model variance of the F_α residual
+   (:meth:`assay.estimators.StratumModel.residual_variance`). Strata whose share reaches their size
+   are labelled in full (take-all) and contribute no variance. The next batch fills the
+   deficits, sampling without replacement within strata.
+3. **Estimation.** Stratified expansion with finite-population correction (design-unbiased for
+   the totals given the allocation), the ratio by linearisation, and a model-assisted interval:
+   each stratum's variance is floored by the calibration's prediction, averaged over its
+   parameter uncertainty, so the interval accounts for positives a lightly sampled tail may
+   still hold. The design-based interval is reported beside it.
+
+The budget counts distinct labels (sampling is without replacement).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assay.calibration import RankCalibration, fit_hinge_calibration, fit_rank_calibration
+from assay.designs.base import Design, Draw, SparseShuffle
+from assay.designs.strata import Strata, _descending_order
+from assay.designs.stratified import allocate
+from assay.estimators import Sample, StratifiedSample, StratumModel
+from assay.predictive import PredictiveResult, StratumCounts, predictive_f_measure
+
+
+PRIOR_LABELS = 2.0
+
+
+def geometric_strata(order: np.ndarray, first: int) -> Strata:
+    """Strata of sizes s, s, 2s, 4s, … over the ranking ``order`` (last one truncated)."""
+    n = order.shape[0]
+    bounds = [0]
+    size = max(1, int(first))
+    while bounds[-1] < n:
+        bounds.append(min(n, bounds[-1] + size))
+        if len(bounds) > 2:
+            size *= 2
+    b = np.array(bounds, dtype=np.int64)
+    if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:   # fold a stub into its neighbour
+        b = np.delete(b, -2)
+    return Strata(order=order, bounds=b, method="geometric")
+
+
+class AutoDesign(Design):
+    """See the module docstring. ``first``: size of the top stratum (default from the budget)."""
+
+    name = "auto"
+
+    def __init__(self, score: np.ndarray, predictions: np.ndarray, budget: int,
+                 rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
+                 batches: int = 10, pilot_per_stratum: int = 4,
+                 order: np.ndarray | None = None, degree: int = 1) -> None:
+        n = predictions.shape[0]
+        self.degree = degree
+        self.rng, self.alpha, self.n = rng, alpha, n
+        self.budget = int(min(budget, n))
+        self.first = int(first) if first else int(max(8, min(256, self.budget // 16)))
+        self.batches = max(1, int(batches))
+        order = _descending_order(score) if order is None else order
+        self.strata = geometric_strata(order, self.first)
+        sizes = self.strata.sizes
+        k = self.strata.count
+        self._pos_share = self.strata.means(predictions)
+        self._pp = np.add.reduceat(predictions[order].astype(np.int64), self.strata.bounds[:-1])
+        self._predictions = predictions
+        self._shuffles = [SparseShuffle(int(s)) for s in sizes]
+        self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
+        self.target = np.zeros(k, dtype=np.int64)       # current allocation
+        self._labels: dict[int, int] = {}               # position -> label
+        self._queue: list[int] = []
+        self._planned = 0
+        # pilot: the top stratum in full, a few labels in every other stratum
+        pilot = np.minimum(sizes, pilot_per_stratum)
+        pilot[0] = sizes[0]
+        if pilot.sum() > self.budget:
+            pilot = allocate(self.budget, sizes, np.sqrt(sizes.astype(float)), minimum=1)
+        self._enqueue(pilot)
+
+    # -- planning -----------------------------------------------------------------------
+    def _enqueue(self, add: np.ndarray) -> None:
+        add = np.minimum(add, self.strata.sizes - self.target)
+        self.target = self.target + add
+        batch = np.repeat(np.arange(self.strata.count), add)
+        self._queue = list(self.rng.permutation(batch)[::-1])
+        self._planned += int(add.sum())
+
+    def _model(self, labels: dict[int, int] | None = None) -> StratumModel | None:
+        """The rank calibration fitted to ``labels`` (position → label; default all labels so
+        far), as per-stratum moments."""
+        labels = self._labels if labels is None else labels
+        cal = self.calibration(labels)
+        if cal is None:
+            return None
+        mean_p, mean_pq = cal.stratum_moments(self.strata.bounds)
+        return StratumModel(mean_p=mean_p, mean_pq=mean_pq, pos_share=self._pos_share)
+
+    def _plan_next_batch(self) -> None:
+        remaining = self.budget - self._planned
+        if remaining <= 0:
+            return
+        model = self._model()
+        sizes = self.strata.sizes
+        if model is None:
+            weights = sizes.astype(float)
+        else:
+            # per-stratum rate: Beta posterior with the calibration as prior mean (2 pseudo-labels)
+            pos = np.flatnonzero(np.fromiter(self._labels.values(), np.int64, len(self._labels)))
+            h_all = self.strata.stratum_of(np.fromiter(self._labels.keys(), np.int64,
+                                                       len(self._labels)))
+            k_h = np.bincount(h_all[pos], minlength=self.strata.count)
+            n_h = np.bincount(h_all, minlength=self.strata.count)
+            rate = (k_h + PRIOR_LABELS * model.mean_p) / (n_h + PRIOR_LABELS)
+            tp = float((rate * self._pos_share * sizes).sum())
+            npos = float((rate * sizes).sum())
+            den = self.alpha * float(self._pp.sum()) + (1 - self.alpha) * npos
+            r = tp / den if den > 0 else 0.5
+            shrunk = StratumModel(mean_p=rate, mean_pq=rate * (1 - rate),
+                                  pos_share=self._pos_share)
+            s2 = shrunk.residual_variance(r, 1.0, self.alpha)
+            weights = sizes * np.sqrt(np.maximum(s2, 1e-12))
+        want = allocate(self.budget, sizes, weights, minimum=0)
+        deficit = np.maximum(want - self.target, 0)
+        step = int(np.ceil(self.budget / self.batches))
+        size = int(min(remaining, max(step, 1)))
+        if deficit.sum() <= 0:
+            deficit = sizes - self.target
+        add = allocate(size, np.maximum(deficit, 0), deficit.astype(float), minimum=0)
+        self._enqueue(add)
+
+    # -- Design interface ---------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"design": "auto", "alpha": self.alpha, "first": self.first, "degree": self.degree,
+                "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count}
+
+    def exhausted(self) -> bool:
+        if self._queue:
+            return False
+        if self._planned >= self.budget:
+            return True
+        self._plan_next_batch()
+        return not self._queue
+
+    def draw(self) -> Draw:
+        if not self._queue:
+            self._plan_next_batch()
+        h = int(self._queue.pop())
+        j = self._shuffles[h].next(self.rng)
+        pos = int(self.strata.bounds[h] + j)
+        self.n_h[h] += 1
+        incl = float(self.target[h]) / float(self.strata.sizes[h])
+        return Draw(int(self.strata.order[pos]), incl, h, "inclusion", pos)
+
+    def update(self, draw: Draw, label: int) -> None:
+        self._labels[draw.position] = int(label)
+
+    def skip(self, draw: Draw) -> None:
+        if self._shuffles[draw.stratum].taken < self.strata.sizes[draw.stratum]:
+            self._queue.append(draw.stratum)
+            self.n_h[draw.stratum] -= 1
+
+    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
+        stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
+        return AutoSample(stratum=stratum, sizes=self.strata.sizes, design=self,
+                          seen={d.position: int(lab) for d, lab in zip(draws, labels)})
+
+    def calibration(self, seen: dict[int, int]) -> RankCalibration | None:
+        if len(seen) < 2:
+            return None
+        pos = np.fromiter(seen.keys(), np.int64, len(seen))
+        labs = np.fromiter(seen.values(), np.float64, len(seen))
+        if self.degree == 0:  # hinge: flat top, power-law decay beyond a fitted knee
+            return fit_hinge_calibration(pos + 1.0, labs, np.log(self.strata.bounds[1:-1] + 1.0))
+        return fit_rank_calibration(pos + 1.0, labs, degree=self.degree)
+
+    def counts(self, seen: dict[int, int]) -> StratumCounts:
+        pos = np.fromiter(seen.keys(), np.int64, len(seen))
+        lab = np.fromiter(seen.values(), np.int64, len(seen))
+        pred = self._predictions[self.strata.order[pos]].astype(np.int64)
+        h = self.strata.stratum_of(pos)
+        k = self.strata.count
+        return StratumCounts(bounds=self.strata.bounds, pp=self._pp,
+                             lab1=np.bincount(h, weights=pred, minlength=k),
+                             lab0=np.bincount(h, weights=1 - pred, minlength=k),
+                             tp=np.bincount(h, weights=lab * pred, minlength=k),
+                             fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        sizes = self.strata.sizes
+        return [{"stratum": h, "ranks": f"{self.strata.bounds[h] + 1}-{self.strata.bounds[h + 1]}",
+                 "size": int(sizes[h]), "labelled": int(self.n_h[h]),
+                 "take_all": bool(self.n_h[h] >= sizes[h])} for h in range(self.strata.count)]
+
+
+@dataclass(frozen=True)
+class AutoSample(StratifiedSample):
+    """A stratified sample that also offers the model-based estimate of
+    :mod:`assay.predictive` (used by :func:`assay.estimators.f_measure`)."""
+
+    design: AutoDesign | None = None
+    seen: dict[int, int] | None = None
+
+    def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
+        assert self.design is not None and self.seen is not None
+        cal = self.design.calibration(self.seen)
+        if cal is None:
+            return None
+        return predictive_f_measure(self.design.counts(self.seen), cal, alpha, confidence)
