@@ -124,6 +124,16 @@ def _run(pool: Any, labels: Any, design: str, budget: int, seed: int, confidence
         write_report(result, report, truth)
     return result
 
+# options shared by ``evaluate`` and ``label``
+DESIGN_OPT = typer.Option(DesignName.stratified, help="Sampling design.")
+SEED_OPT = typer.Option(0, help="Seed of the random generator.")
+CONFIDENCE_OPT = typer.Option(0.95, help="Confidence level of the intervals.")
+STORE_OPT = typer.Option("assay.db", help="Label store: SQLite path or SQLAlchemy URL.")
+JSON_OPT = typer.Option(None, "--json", help="Write the estimates as JSON.")
+REPORT_OPT = typer.Option(None, help="Write a self-contained HTML report.")
+DATASET_OPT = typer.Option("default", help="Name under which labels are stored.")
+ID_OPT = typer.Option(None, "--id", help="Id column(s) of the pool.")
+
 
 @app.command()
 @user_errors
@@ -132,16 +142,16 @@ def evaluate(
                                           "and optionally score/probability."),
     labels: Path = typer.Option(..., "--labels", help="Gold file (id + label) playing the "
                                                       "annotator."),
-    design: DesignName = typer.Option(DesignName.stratified, help="Sampling design."),
+    design: DesignName = DESIGN_OPT,
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
-    seed: int = typer.Option(0, help="Seed of the random generator."),
-    confidence: float = typer.Option(0.95, help="Confidence level of the intervals."),
-    store: str = typer.Option("assay.db", help="Label store: SQLite path or SQLAlchemy URL."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the estimates as JSON."),
-    report: Optional[Path] = typer.Option(None, help="Write a self-contained HTML report."),
-    dataset: str = typer.Option("default", help="Name under which labels are stored."),
+    seed: int = SEED_OPT,
+    confidence: float = CONFIDENCE_OPT,
+    store: str = STORE_OPT,
+    json_out: Optional[Path] = JSON_OPT,
+    report: Optional[Path] = REPORT_OPT,
+    dataset: str = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Whose labels these are."),
-    id_col: Optional[list[str]] = typer.Option(None, "--id", help="Id column(s) of the pool."),
+    id_col: Optional[list[str]] = ID_OPT,
     strata: str = typer.Option("csf", help="Stratified: 'csf' or 'equal' strata."),
     n_strata: int = typer.Option(30, help="Stratified: number of strata."),
     allocation: str = typer.Option("neyman", help="Stratified: 'neyman' or 'proportional'."),
@@ -167,16 +177,16 @@ def evaluate(
 @user_errors
 def label(
     pool: Path = typer.Argument(..., help="Pool to label (Parquet/CSV)."),
-    design: DesignName = typer.Option(DesignName.stratified, help="Sampling design."),
+    design: DesignName = DESIGN_OPT,
     budget: int = typer.Option(100, min=1, help="Distinct labels to give."),
-    seed: int = typer.Option(0, help="Seed of the random generator."),
-    confidence: float = typer.Option(0.95, help="Confidence level of the intervals."),
-    store: str = typer.Option("assay.db", help="Label store: SQLite path or SQLAlchemy URL."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the estimates as JSON."),
-    report: Optional[Path] = typer.Option(None, help="Write a self-contained HTML report."),
-    dataset: str = typer.Option("default", help="Name under which labels are stored."),
+    seed: int = SEED_OPT,
+    confidence: float = CONFIDENCE_OPT,
+    store: str = STORE_OPT,
+    json_out: Optional[Path] = JSON_OPT,
+    report: Optional[Path] = REPORT_OPT,
+    dataset: str = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Your name (default: $USER)."),
-    id_col: Optional[list[str]] = typer.Option(None, "--id", help="Id column(s) of the pool."),
+    id_col: Optional[list[str]] = ID_OPT,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
     from assay.pool import load_pool
@@ -192,7 +202,7 @@ def label(
 @user_errors
 def demo(
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
-    design: DesignName = typer.Option(DesignName.stratified, help="Sampling design."),
+    design: DesignName = DESIGN_OPT,
     seed: int = typer.Option(0, help="Seed."),
     report: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
 ) -> None:

@@ -114,15 +114,20 @@ def _counts(items, labels) -> np.ndarray:
     return table
 
 
-def fleiss_kappa(items: Sequence[str], workers: Sequence[str], labels: Sequence[int]) -> float:
-    """Fleiss' κ (formula in the module docstring); items with fewer than two votes ignored."""
+def _multi_vote_counts(items: Sequence[str], workers: Sequence[str], labels: Sequence[int],
+                       measure: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vote counts per item and class, and votes per item, for items with at least two votes."""
     items, workers, labels = _validate(items, workers, labels)
     n = _counts(items, labels)
     m = n.sum(axis=1)
-    n = n[m >= 2]
-    m = m[m >= 2]
-    if len(m) == 0:
-        raise ValueError("Fleiss' kappa needs items with at least two votes")
+    if not (m >= 2).any():
+        raise ValueError(f"{measure} needs items with at least two votes")
+    return n[m >= 2], m[m >= 2]
+
+
+def fleiss_kappa(items: Sequence[str], workers: Sequence[str], labels: Sequence[int]) -> float:
+    """Fleiss' κ (formula in the module docstring); items with fewer than two votes ignored."""
+    n, m = _multi_vote_counts(items, workers, labels, "Fleiss' kappa")
     P_i = ((n ** 2).sum(axis=1) - m) / (m * (m - 1))
     p_j = n.sum(axis=0) / m.sum()
     P_e = (p_j ** 2).sum()
@@ -134,13 +139,7 @@ def fleiss_kappa(items: Sequence[str], workers: Sequence[str], labels: Sequence[
 def krippendorff_alpha(items: Sequence[str], workers: Sequence[str],
                        labels: Sequence[int]) -> float:
     """Krippendorff's α for nominal data (formula in the module docstring)."""
-    items, workers, labels = _validate(items, workers, labels)
-    n_uc = _counts(items, labels)
-    m = n_uc.sum(axis=1)
-    n_uc = n_uc[m >= 2]
-    m = m[m >= 2]
-    if len(m) == 0:
-        raise ValueError("Krippendorff's alpha needs items with at least two votes")
+    n_uc, m = _multi_vote_counts(items, workers, labels, "Krippendorff's alpha")
     # coincidences o_ck = Σ_u n_uc (n_uk − [c = k]) / (m_u − 1)
     o = np.einsum("uc,uk,u->ck", n_uc, n_uc, 1 / (m - 1)) - np.diag((n_uc.T / (m - 1)).sum(axis=1))
     n_c = o.sum(axis=1)
