@@ -25,6 +25,7 @@ import numpy as np
 from assay.calibration import RankCalibration, _expit, _logit
 
 DRAWS = 2000
+CONCENTRATION = 20.0
 SEED = 20261122  # fixed: the interval is a function of the data only
 
 
@@ -70,8 +71,14 @@ class PredictiveResult:
 
 
 def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, alpha: float,
-                         confidence: float, draws: int = DRAWS) -> PredictiveResult | None:
-    """Plug-in estimate and percentile interval of F_α (see the module docstring)."""
+                         confidence: float, draws: int = DRAWS,
+                         concentration: float = CONCENTRATION) -> PredictiveResult | None:
+    """Estimate and percentile interval of F_α (see the module docstring).
+
+    Each stratum's rate has the calibration as its prior, worth ``concentration`` labels:
+    p_h ~ Beta(c·m_h + k_h, c·(1 − m_h) + n_h − k_h) with k_h of n_h labels positive, so a
+    well-labelled stratum speaks for itself and the model fills in where labels are few.
+    """
     pp_total = float(counts.pp.sum())
     u1 = np.maximum(counts.pp - counts.lab1, 0).astype(np.int64)
     u0 = np.maximum(counts.sizes - counts.pp - counts.lab0, 0).astype(np.int64)
@@ -82,7 +89,11 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, alpha: flo
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, tp / den, np.nan)
 
-    p_hat = stratum_rates(cal.theta, counts.bounds, knee=cal.knee)[0]
+    n_h = counts.lab1 + counts.lab0
+    k_h = counts.tp + counts.fn
+    c = concentration
+    m_hat = stratum_rates(cal.theta, counts.bounds, knee=cal.knee)[0]
+    p_hat = (c * m_hat + k_h) / (c + n_h)
     tp_hat = tp_seen + float(u1 @ p_hat)
     fn_hat = fn_seen + float(u0 @ p_hat)
     est = float(f(np.array(tp_hat), np.array(fn_hat)))
@@ -90,7 +101,8 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, alpha: flo
         return None
     rng = np.random.default_rng(SEED)
     th = rng.multivariate_normal(cal.theta, cal.cov, size=draws)
-    p = stratum_rates(th, counts.bounds, knee=cal.knee)        # D × K
+    m = np.clip(stratum_rates(th, counts.bounds, knee=cal.knee), 1e-12, 1 - 1e-12)  # D × K
+    p = rng.beta(c * m + k_h[None, :], c * (1 - m) + (n_h - k_h)[None, :])
     tp = tp_seen + rng.binomial(u1[None, :], p).sum(axis=1)
     fn = fn_seen + rng.binomial(u0[None, :], p).sum(axis=1)
     vals = f(tp.astype(float), fn.astype(float))

@@ -30,7 +30,9 @@ DESIGNS = {
     "stratified-neyman": ("stratified", {"allocation": "neyman"}),
     "stratified-prop": ("stratified", {"allocation": "proportional"}),
     "importance": ("importance", {}),
+    "auto": ("auto", {}),          # experimental: run with --designs auto
 }
+DEFAULT_DESIGNS = ["passive", "stratified-neyman", "stratified-prop", "importance"]
 
 
 def run_cell(args: tuple[str, str, int, int]) -> dict:
@@ -82,7 +84,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--budgets", default="250,500,1000,2000,5000")
     ap.add_argument("--pools", default=",".join(POOLS))
-    ap.add_argument("--designs", default=",".join(DESIGNS))
+    ap.add_argument("--designs", default=",".join(DEFAULT_DESIGNS))
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "label_efficiency.md"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()

@@ -30,7 +30,7 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
                              "(without one, use --design passive)")
         return AutoDesign(score, predictions, budget, rng, alpha=alpha,
                           first=opt.get("first"), batches=int(opt.get("batches", 10)),
-                          order=opt.get("precomputed_order"), degree=int(opt.get("degree", 1)))
+                          order=opt.get("precomputed_order"), degree=int(opt.get("degree", 0)))
     if name == "passive":
         if opt.get("replace", False):
             return UniformWithReplacement(n, rng)

@@ -1,4 +1,6 @@
-"""``auto``: a finite-population, batch-adaptive stratified design for F_α under imbalance.
+"""``auto`` (experimental): a finite-population, batch-adaptive stratified design for F_α under
+imbalance. Not yet offered by the CLI: on the real pools its model-based intervals cover in
+79–95% of runs (BENCHMARKS.md, "Work in progress"), short of the 93% it must reach.
 
 1. **Geometric rank strata.** Items are ranked by score; stratum h covers ranks
    [s·2^(h−1), s·2^h) (the first two strata have size s), so the dense top is cut finely and the
@@ -11,10 +13,11 @@
    are labelled in full (take-all) and contribute no variance. The next batch fills the
    deficits, sampling without replacement within strata.
 3. **Estimation.** Stratified expansion with finite-population correction (design-unbiased for
-   the totals given the allocation), the ratio by linearisation, and a model-assisted interval:
-   each stratum's variance is floored by the calibration's prediction, averaged over its
-   parameter uncertainty, so the interval accounts for positives a lightly sampled tail may
-   still hold. The design-based interval is reported beside it.
+   the totals given the allocation) is reported beside a model-based estimate
+   (:mod:`assay.predictive`): unlabelled items are predicted stratum by stratum from a rank
+   calibration with a knee (flat top, power-law decay beyond, ``degree=0``; ``degree`` 1 or 2
+   are plain polynomials in log-rank) used as a prior worth a few labels per stratum, so the
+   interval accounts for positives a lightly sampled tail may still hold.
 
 The budget counts distinct labels (sampling is without replacement).
 """
@@ -59,7 +62,7 @@ class AutoDesign(Design):
     def __init__(self, score: np.ndarray, predictions: np.ndarray, budget: int,
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 10, pilot_per_stratum: int = 4,
-                 order: np.ndarray | None = None, degree: int = 1) -> None:
+                 order: np.ndarray | None = None, degree: int = 0) -> None:
         n = predictions.shape[0]
         self.degree = degree
         self.rng, self.alpha, self.n = rng, alpha, n
