@@ -206,8 +206,7 @@ def demo(
     seed: int = typer.Option(0, help="Seed."),
     report: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
 ) -> None:
-    """Evaluate the real Amazon–Google ER pool (676,267 pairs, 200 matches) and print the
-    estimates beside the truth."""
+    """Evaluate the real Amazon–Google ER pool and print the estimates beside the truth."""
     import pandas as pd
 
     from assay.evaluation import truth_estimates
