@@ -121,6 +121,22 @@ class StratifiedSample(Sample):
         return float(np.sum(sizes * mean)), float(np.sum(contrib))
 
 
+def unseen_positive_bound(sample: StratifiedSample, labels: np.ndarray,
+                          confidence: float = 0.95) -> dict[str, float]:
+    """What a design-based interval assumes: strata sampled in part with no positive labelled
+    are taken to hold none. Returns how many such strata and unlabelled items there are, and a
+    one-sided upper bound on the positives they could hold (per stratum the Clopper–Pearson
+    bound 1 − (1 − c)^(1/n_h) on its rate, summed: conservative)."""
+    k = sample.sizes.shape[0]
+    n_h = np.bincount(sample.stratum, minlength=k)
+    pos_h = np.bincount(sample.stratum, weights=np.asarray(labels, dtype=float), minlength=k)
+    partial = (n_h > 0) & (n_h < sample.sizes) & (pos_h == 0)
+    rest = (sample.sizes - n_h)[partial].astype(float)
+    bound = float(np.sum(rest * (1.0 - (1.0 - confidence) ** (1.0 / n_h[partial]))))
+    return {"unseen_strata": int(partial.sum()), "unseen_items": float(rest.sum()),
+            "unseen_positive_bound": bound}
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A measure's point estimate and interval, with how the interval was made."""
@@ -240,6 +256,14 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     lo, hi, method, n_eff = ratio_interval(r, var, m, confidence,
                                            "auto" if interval == "design" else interval)
     se = math.sqrt(var) if math.isfinite(var) else None
+    if isinstance(sample, StratifiedSample) and alpha < 1.0 and model is None:
+        unseen = unseen_positive_bound(sample, ell, confidence)
+        extra.update(unseen)
+        if unseen["unseen_strata"]:
+            note = (f"design-based: {unseen['unseen_strata']} strata "
+                    f"({unseen['unseen_items']:,.0f} unlabelled items) where no positive was "
+                    f"labelled are taken to hold none; their labels allow up to "
+                    f"{unseen['unseen_positive_bound']:,.0f}")
     return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff, note, extra)
 
 

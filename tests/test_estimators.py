@@ -72,3 +72,17 @@ def test_confidence_level_changes_width():
     e99 = f_measure(s, lab, pred, 0.5, 0.99)
     assert e99.ci_high - e99.ci_low > e90.ci_high - e90.ci_low
     assert math.isclose(e90.estimate, e99.estimate)
+
+
+def test_unseen_positive_bound_states_the_assumption():
+    from assay.estimators import unseen_positive_bound
+    # stratum 0: census (4 of 4); stratum 1: 3 of 100 labelled, none positive; stratum 2: a
+    # positive seen; stratum 3: never sampled (not counted: nothing was assumed from labels)
+    s = StratifiedSample(stratum=np.array([0, 0, 0, 0, 1, 1, 1, 2, 2]),
+                         sizes=np.array([4, 100, 50, 10]))
+    labels = np.array([1, 0, 0, 0, 0, 0, 0, 1, 0])
+    out = unseen_positive_bound(s, labels, 0.95)
+    assert out["unseen_strata"] == 1 and out["unseen_items"] == 97
+    assert out["unseen_positive_bound"] == pytest.approx(97 * (1 - 0.05 ** (1 / 3)))
+    e = f_measure(s, labels, np.array([1, 1, 0, 0, 0, 0, 0, 1, 0]), 0.0)
+    assert "1 strata (97 unlabelled items)" in e.note
