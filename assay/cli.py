@@ -33,6 +33,7 @@ class DesignName(str, Enum):
     passive = "passive"
     stratified = "stratified"
     importance = "importance"
+    oasis = "oasis"
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -68,7 +68,7 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
     hi = {m: np.full(reps, np.nan) for m in measures}
     n = predictions.shape[0]
     options = dict(options or {})
-    if design == "stratified" and "precomputed_strata" not in options:
+    if design in ("stratified", "oasis") and "precomputed_strata" not in options:
         from assay.designs import make_strata  # strata do not depend on the seed: sort once
         options["precomputed_strata"] = make_strata(score, n, options.get("strata", "csf"),
                                                     int(options.get("n_strata", 30)))

@@ -29,12 +29,20 @@ paper and offers the package's choice as an option:
   (``v_star="paper"``); the package takes ω_k √(λ_k[(αF)²(1−π_k) + (1−F)²π_k] +
   (1−λ_k)(1−α)²F²π_k), the root mean square of the item-level bracket of eq. 5 over the stratum
   (``v_star="rms"``). Both agree when every stratum is pure in its predictions (λ_k ∈ {0, 1}).
+  The paper's form is the stratum's mass under the item-level optimum (eq. 5); the package's is
+  the minimiser of the asymptotic variance Σ_k ω_k² m_k / v_k (m_k the stratum mean of E[e²])
+  once items are drawn uniformly within strata.
 * prior strength: the paper's η is per stratum (Γ^(0) = η[π̂^(0); 1 − π̂^(0)]); the package's
   ``prior_strength`` is a total spread over the K strata and defaults to 2K. Here
   ``prior_strength`` is the paper's η and defaults to 2, the package's default per stratum.
 * scores → probabilities: the paper (Algorithm 2) uses the logistic function of s − τ; the
-  package rescales scores so that the most extreme maps to 0.01/0.99 first. Here the caller's
-  ``prior`` (e.g. a calibrated probability column) is used, else the plain logistic of s − τ.
+  package rescales scores so that the most extreme maps to 0.01/0.99 first
+  (:func:`rescaled_logistic`). Here the caller's ``prior`` (e.g. a calibrated probability
+  column) is used, else the plain logistic of s − τ.
+
+With ``v_star="rms"`` and ``prior=rescaled_logistic(score)`` (or the same calibrated
+probabilities) and the same strata, the instrumental distribution and F̂ agree with the package's
+to ~1e-15 draw by draw (``bench/oasis_peer/run_peer.py --crosscheck``).
 """
 from __future__ import annotations
 
@@ -58,6 +66,16 @@ _DRAW_HAS_POSITION = "position" in getattr(Draw, "__dataclass_fields__", {})
 def logistic(x: np.ndarray) -> np.ndarray:
     """1/(1 + e^−x) without overflow (seed 002, Algorithm 2 line 6)."""
     return expit(np.asarray(x, dtype=np.float64))
+
+
+def rescaled_logistic(score: np.ndarray, eps: float = 0.01) -> np.ndarray:
+    """oasis 0.1.3's ``scores_to_probs``: logistic(c·s) with c = log((1−ε)/ε)/max|s|, so the most
+    extreme score maps to ε or 1 − ε. Not in the paper (Algorithm 2 uses the plain logistic);
+    offered so a caller can reproduce the package's prior."""
+    s = np.asarray(score, dtype=np.float64)
+    extreme = float(np.max(np.abs(s))) if s.size else 0.0
+    scale = math.log((1.0 - eps) / eps) / extreme if extreme > 0 else 1.0
+    return logistic(scale * s)
 
 
 def initial_f(alpha: float, sizes: np.ndarray, pi0: np.ndarray, lam: np.ndarray) -> float:
@@ -171,7 +189,7 @@ class OasisDesign(Design):
             if arr is not None and (arr.shape[0] != n or not np.all(np.isfinite(arr))):
                 raise ValueError(f"{what} must be {n} finite numbers (one per prediction)")
         self.rng, self.alpha, self.epsilon, self.n = rng, float(alpha), float(epsilon), n
-        self.n_strata_requested, self.strata_method = int(n_strata), strata
+        self.n_strata_requested = int(n_strata)
         self.decaying_prior, self.threshold, self.v_star_form = decaying_prior, threshold, v_star
         self.n_bins = n_bins
         basis = score_arr if score_arr is not None else prior_arr
@@ -183,6 +201,7 @@ class OasisDesign(Design):
         else:
             self.strata = (csf_strata(basis, n_strata, n_bins) if strata == "csf"
                            else equal_size_strata(basis, n_strata))
+        self.strata_method = self.strata.method
         k = self.strata.count
         self._sizes = self.strata.sizes.astype(np.int64)
         self.omega = self._sizes / float(n)
@@ -291,4 +310,4 @@ def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
 
 
 __all__ = ["OasisDesign", "OasisInit", "epsilon_greedy", "initial_f", "initialise", "logistic",
-           "optimal_stratum_weights", "posterior_mean"]
+           "optimal_stratum_weights", "posterior_mean", "rescaled_logistic"]

@@ -67,13 +67,30 @@ def equal_size_strata(scores: np.ndarray, n_strata: int) -> Strata:
     return Strata(order=order, bounds=bounds, method="equal")
 
 
+def csf_cuts(counts: np.ndarray, edges: np.ndarray, n_strata: int) -> np.ndarray:
+    """Stratum lower edges of seed 002, Algorithm 1 (lines 7–20), ascending, without the
+    minimum: walking up the histogram, a bin whose cumulative √count reaches the next multiple
+    of w = csf[M]/K̃ opens a stratum at its lower edge — at most one per bin, so a heavy bin
+    does not swallow strata — until K̃ strata are open."""
+    csf = np.cumsum(np.sqrt(counts))
+    width = csf[-1] / n_strata
+    cuts, k = [], 0
+    for j in range(csf.shape[0] - 1):
+        if k == n_strata:
+            break
+        if csf[j] >= k * width:
+            if j > 0:
+                cuts.append(edges[j])
+            k += 1
+    return np.asarray(cuts, dtype=np.float64)
+
+
 def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> Strata:
-    """Cumulative-√F strata (seed 002, Algorithm 1).
+    """Cumulative-√F strata (seed 002, Algorithm 1, after Dalenius & Hodges 1959).
 
     The score distribution is estimated with a histogram of ``n_bins`` bins (default
-    ``min(N, 10_000)``); the cumulative sum of √count is cut into ``n_strata`` equal widths and the
-    cuts are mapped back to score-bin edges. Empty strata are removed, so fewer than ``n_strata``
-    may result.
+    ``min(N, 10_000)``); strata open where the cumulative √count passes equal widths
+    (:func:`csf_cuts`). Empty strata are removed, so fewer than ``n_strata`` may result.
     """
     n = scores.shape[0]
     k = max(1, int(n_strata))
@@ -83,16 +100,12 @@ def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> 
     if k == 1 or hi <= lo:
         return Strata(order=order, bounds=np.array([0, n]), method="csf")
     counts, edges = np.histogram(scores, bins=m, range=(lo, hi))
-    csf = np.cumsum(np.sqrt(counts))
-    width = csf[-1] / k
-    # bin j belongs to stratum ceil(csf_j / w) - 1 (ascending score); ties share a bin
-    bin_stratum = np.clip(np.ceil(csf / width - 1e-9).astype(np.int64) - 1, 0, k - 1)
-    # a stratum starts at the lower edge of its first bin: items with score ≥ that edge lie
-    # in it or above, so each boundary is a count found by binary search (no per-item bins)
-    first_bins = np.flatnonzero(np.diff(bin_stratum)) + 1
+    cuts = csf_cuts(counts, edges, k)
+    # items with score ≥ a cut lie in its stratum or above: each boundary is a count found by
+    # binary search in the ranking (no per-item temporaries)
     neg_sorted = -scores[order]                        # ascending
-    cuts = np.searchsorted(neg_sorted, -edges[first_bins], side="right")
-    bounds = np.unique(np.concatenate(([0], cuts, [n]))).astype(np.int64)
+    pos = np.searchsorted(neg_sorted, -cuts, side="right")
+    bounds = np.unique(np.concatenate(([0], pos, [n]))).astype(np.int64)
     return Strata(order=order, bounds=bounds, method="csf")
 
 

@@ -1,0 +1,267 @@
+"""OASIS (seed 002): the instrumental distribution against hand computation, the Bayesian
+updates, eq. 3 = the Hansen–Hurwitz ratio, reproducibility, and consistency (seed 002 §5) by
+seeded simulation on a synthetic pool and on real ER pools.
+
+Consistency checks (repetitions stated per test): the mean F1 estimate over repetitions lies
+within 3 standard errors of the truth at a moderate budget, and the RMSE falls as the budget of
+distinct labels grows.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from assay.designs.base import Draw
+from assay.designs.oasis import (OasisDesign, epsilon_greedy, initial_f, logistic,
+                                 optimal_stratum_weights, posterior_mean)
+from assay.designs.strata import Strata, csf_strata
+from assay.estimators import WithReplacementSample, f_measure, true_f_measure
+from assay.evaluation import collect, estimate_all
+
+# --- a tiny pool: three equal strata of two items, by decreasing score -----------------------
+SCORE = np.array([6.0, 5.0, 4.0, 3.0, 2.0, 1.0])
+PRED = np.array([1, 1, 1, 0, 0, 0])
+PRIOR = np.array([0.9, 0.7, 0.5, 0.3, 0.2, 0.0])
+# strata {0,1}, {2,3}, {4,5}: π̂(0) = [0.8, 0.4, 0.1], λ = [1, 0.5, 0], ω = ⅓ each
+# F̂(0) = 2(0.8·1 + 0.4·0.5) / (½·2·1.5 + ½·2·1.3) = 2/2.8 = 5/7 (Algorithm 2 line 10)
+# v* at F = 5/7, α = ½ (formula after eq. 11), worked by hand:
+#   k=0: √((5/14)²·0.2 + (2/7)²·0.8) = 0.301358
+#   k=1: ½·(5/14)√0.4 + ½√((5/14)²·0.6 + (2/7)²·0.4) = 0.112939 + 0.165215 = 0.278154
+#   k=2: (5/14)√0.1 = 0.112938;  normalised:
+V_STAR_HAND = np.array([0.435205, 0.401695, 0.163100])
+# the package's root-mean-square form differs only in the mixed stratum k=1:
+V_RMS_HAND = np.array([0.432166, 0.405873, 0.161961])
+
+
+def tiny(**kw) -> OasisDesign:
+    kw.setdefault("n_strata", 3)
+    kw.setdefault("strata", "equal")
+    return OasisDesign(PRIOR, PRED, SCORE, np.random.default_rng(0), **kw)
+
+
+def test_initialisation_matches_algorithm_2():
+    d = tiny()
+    assert d.strata.count == 3
+    assert [sorted(d.strata.members(h).tolist()) for h in range(3)] == [[0, 1], [2, 3], [4, 5]]
+    np.testing.assert_allclose(d.pi0, [0.8, 0.4, 0.1])
+    np.testing.assert_allclose(d.lam, [1.0, 0.5, 0.0])
+    assert d.f0 == pytest.approx(5 / 7)
+    assert d.f_hat() == pytest.approx(5 / 7)          # no draw yet: the guess
+    np.testing.assert_allclose(d.gamma1, 2 * d.pi0)    # η = 2 per stratum by default
+    np.testing.assert_allclose(d.gamma0, 2 * (1 - d.pi0))
+
+
+def test_instrumental_distribution_by_hand():
+    d = tiny(epsilon=1e-3)
+    v = d.instrumental()
+    np.testing.assert_allclose(v, 1e-3 / 3 + (1 - 1e-3) * V_STAR_HAND, atol=2e-6)
+    assert v.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(tiny(epsilon=1e-3, v_star="rms").instrumental(),
+                               1e-3 / 3 + (1 - 1e-3) * V_RMS_HAND, atol=2e-6)
+    # ε = 1: passive (eq. 12 with all weight on ω)
+    np.testing.assert_allclose(tiny(epsilon=1.0).instrumental(), [1 / 3] * 3)
+
+
+def test_v_star_forms_agree_on_pure_strata_and_floor_is_eps_omega():
+    pi = np.array([0.9, 0.3, 0.01, 0.0])
+    lam = np.array([1.0, 1.0, 0.0, 0.0])
+    omega = np.array([0.01, 0.09, 0.4, 0.5])
+    a = optimal_stratum_weights(0.5, 0.6, pi, lam, omega, "paper")
+    b = optimal_stratum_weights(0.5, 0.6, pi, lam, omega, "rms")
+    np.testing.assert_allclose(a, b)
+    assert a[3] == 0.0                                     # π̂ = 0, λ = 0: v* vanishes …
+    v = epsilon_greedy(a, omega, 0.01)
+    assert v[3] == pytest.approx(0.01 * 0.5)               # … ε-greedy keeps ε ω_k (Remark 5.6)
+    # every weight zero (F̂ = 0 and no positive anywhere): falls back to ω
+    np.testing.assert_allclose(optimal_stratum_weights(0.5, 0.0, np.zeros(4), lam, omega),
+                               omega)
+
+
+def test_posterior_updates_eq10_and_decaying_prior_remark4():
+    d = tiny(epsilon=1e-3)
+    q0 = d.instrumental()[0] / 2
+    d.update(Draw(0, q0, 0), 1)
+    # one label in stratum 0: both forms give (1 + 1.6)/(1 + 2) = 13/15
+    assert d.pi_hat()[0] == pytest.approx(13 / 15)
+    assert d.f_hat() == pytest.approx(1.0)   # eq. 3 with one true positive
+    # v after the update, by hand with F̂ = 1 and π̂ = [13/15, 0.4, 0.1]:
+    raw = np.array([0.5 * math.sqrt(2 / 15),
+                    0.5 * 0.5 * math.sqrt(0.4) + 0.5 * 0.5 * math.sqrt(0.6),
+                    0.5 * math.sqrt(0.1)])
+    np.testing.assert_allclose(d.instrumental(), 1e-3 / 3 + (1 - 1e-3) * raw / raw.sum())
+    np.testing.assert_allclose(raw / raw.sum(), [0.263664, 0.507997, 0.228339], atol=2e-6)
+    d.update(Draw(1, d.instrumental()[0] / 2, 0), 0)
+    # two labels (1, 0): decaying prior (1 + 1.6/2)/(2 + 2/2) = 0.6; fixed prior 2.6/4 = 0.65
+    assert d.pi_hat()[0] == pytest.approx(0.6)
+    e = tiny(epsilon=1e-3, decaying_prior=False)
+    e.update(Draw(0, 0.2, 0), 1)
+    e.update(Draw(1, 0.2, 0), 0)
+    assert e.pi_hat()[0] == pytest.approx(0.65)
+    np.testing.assert_allclose(posterior_mean(np.array([0.0]), np.array([0.0]), np.array([0.3]),
+                                              np.array([0.7]), True), [0.3])
+
+
+def test_f_hat_is_eq3_and_equals_the_hansen_hurwitz_ratio():
+    d = tiny(epsilon=0.2)
+    labels = np.array([1, 0, 1, 1, 0, 0])
+    col = collect(d, lambda i: int(labels[i]), budget=6)
+    q = np.array([dr.probability for dr in col.draws])
+    # Draw.probability = v_k / |P_k|, so w = (1/N)/q = ω_k / v_k (Algorithm 3 line 8)
+    w = (1 / 6) / q
+    ell = np.array(col.labels, dtype=float)
+    yhat = PRED[[dr.index for dr in col.draws]].astype(float)
+    eq3 = np.sum(w * ell * yhat) / (0.5 * np.sum(w * yhat) + 0.5 * np.sum(w * ell))
+    assert d.f_hat() == pytest.approx(eq3)
+    hh = f_measure(WithReplacementSample(q), ell, yhat, 0.5)
+    assert hh.estimate == pytest.approx(eq3)
+    assert estimate_all(d, col, PRED, 0.95)["f1"].estimate == pytest.approx(eq3)
+
+
+def test_same_seed_same_draws_and_params_rebuild():
+    g = np.random.default_rng(7)
+    n = 5000
+    s = g.normal(size=n)
+    pred = (s > 1.0).astype(np.int8)
+    y = (g.random(n) < logistic(2 * s - 3)).astype(np.int8)
+
+    def run(seed: int, **kw) -> list[int]:
+        d = OasisDesign(None, pred, s, np.random.default_rng(seed), **kw)
+        return [dr.index for dr in collect(d, lambda i: int(y[i]), 200).draws]
+
+    assert run(3) == run(3)
+    assert run(3) != run(4)
+    d = OasisDesign(None, pred, s, np.random.default_rng(3), n_strata=20, epsilon=0.01)
+    p = d.params()
+    assert p["design"] == "oasis" and p["n_strata"] == 20 and p["epsilon"] == 0.01
+    kw = {k: p[k] for k in ("alpha", "epsilon", "n_strata", "strata", "prior_strength",
+                            "decaying_prior", "threshold", "v_star", "n_bins")}
+    assert run(3, **kw) == run(3, n_strata=20, epsilon=0.01)
+
+
+def test_prior_from_scores_threshold_and_bad_input():
+    s = np.array([3.0, 1.0, -1.0, -3.0])
+    pred = np.array([1, 1, 0, 0])
+    d = OasisDesign(None, pred, s, np.random.default_rng(0), n_strata=2, strata="equal",
+                    threshold=1.0)
+    np.testing.assert_allclose(d.pi0, [np.mean(logistic(s[:2] - 1)), np.mean(logistic(s[2:] - 1))])
+    with pytest.raises(ValueError, match="threshold"):
+        OasisDesign(np.full(4, 0.5), pred, s, np.random.default_rng(0), threshold=1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        OasisDesign(None, pred, s, np.random.default_rng(0), epsilon=0.0)
+    with pytest.raises(ValueError, match="score or a probability"):
+        OasisDesign(None, pred, None, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="finite"):
+        OasisDesign(None, pred, np.array([1.0, np.nan, 0.0, 0.0]), np.random.default_rng(0))
+    assert initial_f(0.5, np.ones(2), np.zeros(2), np.zeros(2)) == 0.5   # 0/0: the package's 0.5
+
+
+def test_draw_probability_is_v_over_stratum_size_and_strata_table():
+    g = np.random.default_rng(1)
+    s = g.normal(size=2000)
+    d = OasisDesign(None, (s > 1).astype(int), s, np.random.default_rng(2))
+    v = d.instrumental().copy()
+    dr = d.draw()
+    assert dr.probability == pytest.approx(v[dr.stratum] / d.strata.sizes[dr.stratum])
+    assert dr.index in d.strata.members(dr.stratum)
+    table = d.strata_table()
+    assert len(table) == d.strata.count
+    assert sum(r["instrumental_probability"] for r in table) == pytest.approx(1.0)
+
+
+# --- consistency by seeded simulation (seed 002 §5) -------------------------------------------
+
+def synthetic_pool(n: int = 100_000, rate: float = 0.02, seed: int = 12345):
+    """Labels ~ Bernoulli(rate); score N(+1.5, 1) for matches, N(−1.5, 1) otherwise;
+    prediction = score > 0.8. Uncalibrated scores: the prior is logistic(score)."""
+    g = np.random.default_rng(seed)
+    y = (g.random(n) < rate).astype(np.int8)
+    s = np.where(y == 1, g.normal(1.5, 1.0, n), g.normal(-1.5, 1.0, n))
+    return s, (s > 0.8).astype(np.int8), y
+
+
+def replicate(prior, pred, score, truth_labels, budget: int, reps: int, seed: int = 0,
+              strata: Strata | None = None) -> np.ndarray:
+    """Final F1 estimates of ``reps`` seeded OASIS runs (seeds seed, seed+1, …)."""
+    strata = strata if strata is not None else csf_strata(
+        score if score is not None else prior, 30)
+    out = np.full(reps, np.nan)
+    for r in range(reps):
+        d = OasisDesign(prior, pred, score, np.random.default_rng(seed + r),
+                        precomputed_strata=strata)
+        col = collect(d, lambda i: int(truth_labels[i]), budget)
+        e = estimate_all(d, col, pred, 0.95, {"f1": 0.5})["f1"]
+        out[r] = e.estimate if e.defined else np.nan
+    return out
+
+
+def check_consistency(est_by_budget: dict[int, np.ndarray], truth: float, moderate: int) -> None:
+    """Every run defined and the mean within 3 SE of the truth at ``moderate``; RMSE over the
+    defined runs (the convention of :class:`assay.simulation.Replicates`) strictly falling with
+    the budget, and the number of undefined runs (F1 = 0/0: no positive labelled yet) never
+    rising."""
+    e = est_by_budget[moderate]
+    assert not np.isnan(e).any()
+    se = e.std(ddof=1) / math.sqrt(e.size)
+    assert abs(e.mean() - truth) <= 3 * se, (e.mean(), truth, se)
+    budgets = sorted(est_by_budget)
+    rmse = [float(np.sqrt(np.nanmean((est_by_budget[b] - truth) ** 2))) for b in budgets]
+    assert all(a > b for a, b in zip(rmse, rmse[1:])), dict(zip(budgets, rmse))
+    undefined = [int(np.isnan(est_by_budget[b]).sum()) for b in budgets]
+    assert all(a >= b for a, b in zip(undefined, undefined[1:])), dict(zip(budgets, undefined))
+
+
+def test_consistency_synthetic():
+    """40 repetitions at 500, 2000 and 8000 labels on a 100,000-item pool (2% matches)."""
+    s, pred, y = synthetic_pool()
+    truth = true_f_measure(y, pred, 0.5)
+    strata = csf_strata(s, 30)
+    est = {b: replicate(None, pred, s, y, b, 40, strata=strata) for b in (500, 2000, 8000)}
+    check_consistency(est, truth, moderate=2000)
+    check_consistency(est, truth, moderate=8000)
+
+
+@pytest.mark.parametrize("name", ["restaurant", "abt_buy"])
+def test_consistency_real_pools(er_frames, name):
+    """40 repetitions at 250, 500 and 1000 labels; calibrated probability column as prior."""
+    df = er_frames[name]
+    pred, y = df["prediction"].to_numpy(), df["label"].to_numpy()
+    truth = true_f_measure(y, pred, 0.5)
+    prior, score = df["probability"].to_numpy(), df["score"].to_numpy()
+    strata = csf_strata(score, 30)
+    est = {b: replicate(prior, pred, score, y, b, 40, strata=strata) for b in (250, 500, 1000)}
+    check_consistency(est, truth, moderate=1000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["restaurant", "dblp_acm", "abt_buy", "amazon_google",
+                                  "tweets100k"])
+def test_consistency_real_pools_slow(er_frames, name):
+    """100 repetitions at 250, 1000 and 2000 labels on every real pool (score-stratified; the
+    probability column as prior where the pool has one, else logistic(score))."""
+    df = er_frames[name]
+    pred, y = df["prediction"].to_numpy(), df["label"].to_numpy()
+    truth = true_f_measure(y, pred, 0.5)
+    score = df["score"].to_numpy()
+    prior = df["probability"].to_numpy() if "probability" in df.columns else None
+    strata = csf_strata(score, 30)
+    est = {b: replicate(prior, pred, score, y, b, 100, strata=strata) for b in (250, 1000, 2000)}
+    check_consistency(est, truth, moderate=2000)
+
+
+@pytest.mark.slow
+def test_interval_coverage_synthetic():
+    """200 repetitions at 2000 labels: the 95% intervals of estimate_all (Hansen–Hurwitz
+    linearised variance of the adaptive draws) cover the true F1 within the binomial tolerance
+    (3 standard errors) of 0.95."""
+    s, pred, y = synthetic_pool()
+    truth = true_f_measure(y, pred, 0.5)
+    strata = csf_strata(s, 30)
+    reps, hits = 200, 0
+    for r in range(reps):
+        d = OasisDesign(None, pred, s, np.random.default_rng(5000 + r), precomputed_strata=strata)
+        col = collect(d, lambda i: int(y[i]), 2000)
+        hits += estimate_all(d, col, pred, 0.95, {"f1": 0.5})["f1"].covers(truth)
+    tol = 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert abs(hits / reps - 0.95) <= tol, hits / reps
