@@ -70,7 +70,8 @@ class WithReplacementSample(Sample):
 
 @dataclass(frozen=True)
 class StratumModel:
-    """Model moments per stratum: mean π, mean π(1−π) and the share of predicted positives."""
+    """Model moments per stratum: mean π, mean π(1−π) and the share of predicted positives
+    (used by the auto design's Neyman allocation)."""
 
     mean_p: np.ndarray
     mean_pq: np.ndarray
@@ -95,10 +96,8 @@ class StratifiedSample(Sample):
 
     stratum: np.ndarray          # stratum index of each draw
     sizes: np.ndarray            # N_h for every stratum of the design
-    model: StratumModel | None = None
 
-    def total(self, values: np.ndarray, floor: np.ndarray | None = None) -> tuple[float, float]:
-        """As above; ``floor`` (per stratum) is a lower bound on each stratum's s²_h."""
+    def total(self, values: np.ndarray) -> tuple[float, float]:
         v = np.asarray(values, dtype=np.float64)
         k = self.sizes.shape[0]
         n_h = np.bincount(self.stratum, minlength=k).astype(np.float64)
@@ -110,9 +109,6 @@ class StratifiedSample(Sample):
         var_h = np.zeros(k)
         multi = n_h > 1
         var_h[multi] = np.maximum(s2[multi] - n_h[multi] * mean[multi] ** 2, 0.0) / (n_h[multi] - 1)
-        if floor is not None:
-            multi = seen
-            var_h = np.maximum(var_h, floor)
         sizes = self.sizes.astype(np.float64)
         fpc = np.zeros(k)
         fpc[seen] = np.clip(1.0 - n_h[seen] / sizes[seen], 0.0, 1.0)
@@ -162,16 +158,6 @@ class Estimate:
 
     def to_dict(self) -> dict[str, float | None]:
         return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high}
-
-
-def wilson_interval(p: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson score interval for a proportion p̂ from an (effective) sample size n."""
-    if n <= 0:
-        return 0.0, 1.0
-    z2n = z * z / n
-    centre = (p + z2n / 2.0) / (1.0 + z2n)
-    half = z / (1.0 + z2n) * math.sqrt(max(p * (1.0 - p) / n + z2n / (4.0 * n), 0.0))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float, float]:
@@ -244,19 +230,10 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                              "design_method": d_method})
     extra: dict[str, Any] = {}
     note = ""
-    model = getattr(sample, "model", None)
-    if model is not None and interval != "design":
-        d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto")
-        extra = {"design_interval": (d_lo, d_hi), "design_method": d_method,
-                 "design_std_error": math.sqrt(var) if math.isfinite(var) else None}
-        floor = model.residual_variance(r, x_tot, alpha)
-        _, var = sample.total(z_lin, floor)  # type: ignore[call-arg]
-        note = ("model-assisted: strata variances floored by a rank calibration of the match "
-                "rate fitted to the labels (assumption); design-based interval in extra")
     lo, hi, method, n_eff = ratio_interval(r, var, m, confidence,
                                            "auto" if interval == "design" else interval)
     se = math.sqrt(var) if math.isfinite(var) else None
-    if isinstance(sample, StratifiedSample) and alpha < 1.0 and model is None:
+    if isinstance(sample, StratifiedSample) and alpha < 1.0:
         unseen = unseen_positive_bound(sample, ell, confidence)
         extra.update(unseen)
         if unseen["unseen_strata"]:

@@ -54,8 +54,7 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
                                  method=opt.get("strata", "csf"),
                                  n_strata=int(opt.get("n_strata", 30)),
                                  allocation=opt.get("allocation", "neyman"), alpha=alpha,
-                                 strata=opt.get("precomputed_strata"),
-                                 tail_model=bool(opt.get("tail_model", False)))
+                                 strata=opt.get("precomputed_strata"))
     if name == "importance":
         if prior is None:
             raise ValueError("the importance design needs a score or probability column")

@@ -9,8 +9,7 @@ import numpy as np
 
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.designs.strata import Strata, make_strata
-from assay.calibration import fit_rank_calibration
-from assay.estimators import Sample, StratifiedSample, StratumModel
+from assay.estimators import Sample, StratifiedSample
 
 MIN_PER_STRATUM = 2
 
@@ -100,12 +99,9 @@ class StratifiedDesign(Design):
 
     def __init__(self, strata: Strata, budget: int, rng: np.random.Generator,
                  allocation: str = "neyman", prior: np.ndarray | None = None,
-                 predictions: np.ndarray | None = None, alpha: float = 0.5,
-                 tail_model: bool = False) -> None:
+                 predictions: np.ndarray | None = None, alpha: float = 0.5) -> None:
         self.strata, self.rng, self.allocation_rule = strata, rng, allocation
-        self.alpha, self.tail_model = alpha, tail_model
-        self._pos_share = (strata.means(predictions) if predictions is not None
-                           else np.zeros(strata.count))
+        self.alpha = alpha
         sizes = strata.sizes
         if allocation == "proportional" or prior is None or predictions is None:
             weights = sizes.astype(np.float64)
@@ -156,7 +152,7 @@ class StratifiedDesign(Design):
     def params(self) -> dict[str, Any]:
         return {"design": "stratified", "strata": self.strata.method,
                 "n_strata": self.strata.count, "allocation": self.allocation_rule,
-                "budget": self.budget, "alpha": self.alpha, "tail_model": self.tail_model}
+                "budget": self.budget, "alpha": self.alpha}
 
     def exhausted(self) -> bool:
         return self._pos >= self._schedule.shape[0] and not self._replace
@@ -178,10 +174,7 @@ class StratifiedDesign(Design):
 
     def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
         stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
-        model = None
-        if self.tail_model and self.strata.method != "none":
-            model = rank_model(draws, labels, self.strata, self._pos_share)
-        return StratifiedSample(stratum=stratum, sizes=self.strata.sizes, model=model)
+        return StratifiedSample(stratum=stratum, sizes=self.strata.sizes)
 
     def strata_table(self) -> list[dict[str, Any]]:
         sizes = self.strata.sizes
@@ -190,30 +183,11 @@ class StratifiedDesign(Design):
                 for h in range(self.strata.count)]
 
 
-def rank_model(draws: list[Draw], labels: np.ndarray, strata: Strata,
-               pos_share: np.ndarray) -> StratumModel | None:
-    """Fit the rank calibration (:mod:`assay.calibration`, C1) to the distinct labelled draws
-    and give each stratum its model moments."""
-    seen: dict[int, int] = {}
-    for d, lab in zip(draws, labels):
-        if d.position >= 0:
-            seen[d.position] = int(lab)
-    if len(seen) < 2:
-        return None
-    ranks = np.fromiter(seen.keys(), np.float64, len(seen)) + 1.0
-    labs = np.fromiter(seen.values(), np.float64, len(seen))
-    cal = fit_rank_calibration(ranks, labs)
-    mean_p, mean_pq = cal.stratum_moments(strata.bounds)
-    return StratumModel(mean_p=mean_p, mean_pq=mean_pq, pos_share=pos_share)
-
-
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
                       predictions: np.ndarray, budget: int, rng: np.random.Generator,
                       method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
-                      alpha: float = 0.5, strata: Strata | None = None,
-                      tail_model: bool = False) -> StratifiedDesign:
+                      alpha: float = 0.5, strata: Strata | None = None) -> StratifiedDesign:
     """A stratified design; pass precomputed ``strata`` to skip sorting the pool again."""
     if strata is None:
         strata = make_strata(score, predictions.shape[0], method, n_strata)
-    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha,
-                            tail_model)
+    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)
