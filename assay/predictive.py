@@ -25,7 +25,7 @@ import numpy as np
 from assay.calibration import RankCalibration, _expit, _logit
 
 DRAWS = 2000
-CONCENTRATION = 20.0
+CONCENTRATION = 100.0
 SEED = 20261122  # fixed: the interval is a function of the data only
 
 

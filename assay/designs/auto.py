@@ -5,8 +5,9 @@ imbalance. Not yet offered by the CLI: on the real pools its model-based interva
 1. **Geometric rank strata.** Items are ranked by score; stratum h covers ranks
    [s·2^(h−1), s·2^h) (the first two strata have size s), so the dense top is cut finely and the
    huge, sparse tail coarsely — ~log₂(N/s) strata, none of one item, none starved.
-2. **Batches with Neyman re-allocation.** A pilot batch labels every stratum lightly
-   (the top stratum in full); after each batch the rank calibration (C1 of
+2. **Census of the top, then batches with Neyman re-allocation.** A first batch labels the
+   top strata in full while they fit in half the budget (``census_share``) and every other
+   stratum lightly; after each batch the rank calibration (C1 of
    :mod:`assay.calibration`) is refitted to all labels so far and the budget is re-allocated by
    Neyman's rule n_h ∝ N_h·S_h, S_h² the model variance of the F_α residual
    (:meth:`assay.estimators.StratumModel.residual_variance`). Strata whose share reaches their size
@@ -16,7 +17,7 @@ imbalance. Not yet offered by the CLI: on the real pools its model-based interva
    the totals given the allocation) is reported beside a model-based estimate
    (:mod:`assay.predictive`): unlabelled items are predicted stratum by stratum from a rank
    calibration with a knee (flat top, power-law decay beyond, ``degree=0``; ``degree`` 1 or 2
-   are plain polynomials in log-rank) used as a prior worth a few labels per stratum, so the
+   are plain polynomials in log-rank) used as a prior worth 100 labels per stratum, so the
    interval accounts for positives a lightly sampled tail may still hold.
 
 The budget counts distinct labels (sampling is without replacement).
@@ -62,9 +63,10 @@ class AutoDesign(Design):
     def __init__(self, score: np.ndarray, predictions: np.ndarray, budget: int,
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 10, pilot_per_stratum: int = 4,
-                 order: np.ndarray | None = None, degree: int = 0) -> None:
+                 order: np.ndarray | None = None, degree: int = 0,
+                 census_share: float = 0.5) -> None:
         n = predictions.shape[0]
-        self.degree = degree
+        self.degree, self.census_share = degree, census_share
         self.rng, self.alpha, self.n = rng, alpha, n
         self.budget = int(min(budget, n))
         self.first = int(first) if first else int(max(8, min(256, self.budget // 16)))
@@ -85,6 +87,14 @@ class AutoDesign(Design):
         # pilot: the top stratum in full, a few labels in every other stratum
         pilot = np.minimum(sizes, pilot_per_stratum)
         pilot[0] = sizes[0]
+        # census: whole strata from the top while they fit in ``census_share`` of the budget
+        room = int(census_share * self.budget) - int(pilot.sum())
+        for h in range(1, self.strata.count):
+            extra = int(sizes[h] - pilot[h])
+            if extra > room:
+                break
+            pilot[h] = sizes[h]
+            room -= extra
         if pilot.sum() > self.budget:
             pilot = allocate(self.budget, sizes, np.sqrt(sizes.astype(float)), minimum=1)
         self._enqueue(pilot)
@@ -143,6 +153,7 @@ class AutoDesign(Design):
     # -- Design interface ---------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return {"design": "auto", "alpha": self.alpha, "first": self.first, "degree": self.degree,
+                "census_share": self.census_share,
                 "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count}
 
     def exhausted(self) -> bool:
