@@ -51,17 +51,25 @@ class RankCalibration:
         th = gen.multivariate_normal(self.theta, self.cov, size=draws)
         k = bounds.shape[0] - 1
         mean_p, mean_pq = np.zeros(k), np.zeros(k)
-        for h in range(k):
-            lo, hi = float(bounds[h] + 1), float(bounds[h + 1])
-            ranks = np.unique(np.round(np.linspace(lo, hi, points)))
-            # weight each grid rank by the number of ranks it stands for
-            edges = np.concatenate(([lo - 0.5], (ranks[1:] + ranks[:-1]) / 2, [hi + 0.5]))
-            w = np.diff(edges)
-            w = w / w.sum()
-            p = _expit(_logit(th, np.log(ranks) - self.knee))
-            mean_p[h] = float((p.mean(axis=0) * w).sum())
-            mean_pq[h] = float(((p * (1 - p)).mean(axis=0) * w).sum())
+        for h, (log_ranks, w) in enumerate(stratum_grid(bounds, points)):
+            p = _expit(_logit(th, log_ranks - self.knee))
+            mean_p[h] = float(p.mean(axis=0) @ w)
+            mean_pq[h] = float((p * (1 - p)).mean(axis=0) @ w)
         return mean_p, mean_pq
+
+
+def stratum_grid(bounds: np.ndarray, points: int = 24) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per stratum (contiguous ranks bounds[h]+1 … bounds[h+1]): the log-ranks of a grid of up
+    to ``points`` ranks and weights proportional to the ranks each grid point stands for, so a
+    stratum's mean of any function of the rank is ``f(log_ranks) @ weights``."""
+    out = []
+    for h in range(bounds.shape[0] - 1):
+        lo, hi = float(bounds[h] + 1), float(bounds[h + 1])
+        ranks = np.unique(np.round(np.linspace(lo, hi, points)))
+        edges = np.concatenate(([lo - 0.5], (ranks[1:] + ranks[:-1]) / 2, [hi + 0.5]))
+        w = np.diff(edges)
+        out.append((np.log(ranks), w / w.sum()))
+    return out
 
 
 def _expit(x: np.ndarray) -> np.ndarray:

@@ -127,13 +127,6 @@ class LabelStore:
             votes.setdefault(r.item, []).append(int(r.label))
         return {k: int(2 * sum(v) > len(v)) for k, v in votes.items() if 2 * sum(v) != len(v)}
 
-    def all_labels(self, dataset: str) -> list[tuple[str, str, int]]:
-        """(item, annotator, label) rows of a dataset, in the order they were obtained."""
-        q = (select(labels_table.c.item, labels_table.c.annotator, labels_table.c.label)
-             .where(labels_table.c.dataset == dataset).order_by(labels_table.c.id))
-        with self.engine.connect() as conn:
-            return [(r.item, r.annotator, int(r.label)) for r in conn.execute(q)]
-
     def put(self, dataset: str, item: str, annotator: str, label: int,
             draws: Iterable[tuple[int, StoredDraw]] = ()) -> None:
         """Write one label (and any pending draws) in one committed transaction."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assay.calibration import RankCalibration, _expit, _logit
+from assay.calibration import RankCalibration, _expit, _logit, stratum_grid
 
 DRAWS = 2000
 CONCENTRATION = 100.0
@@ -50,14 +50,10 @@ def stratum_rates(theta: np.ndarray, bounds: np.ndarray, points: int = 24,
     """Mean π over each stratum's ranks for each parameter row of ``theta`` (D × p), made
     non-increasing across strata. Returns D × K."""
     th = np.atleast_2d(theta)
-    k = bounds.shape[0] - 1
-    out = np.empty((th.shape[0], k))
-    for h in range(k):
-        lo, hi = float(bounds[h] + 1), float(bounds[h + 1])
-        ranks = np.unique(np.round(np.linspace(lo, hi, points)))
-        edges = np.concatenate(([lo - 0.5], (ranks[1:] + ranks[:-1]) / 2, [hi + 0.5]))
-        w = np.diff(edges) / np.diff(edges).sum()
-        out[:, h] = _expit(_logit(th, np.log(ranks) - knee)) @ w
+    grid = stratum_grid(bounds, points)
+    out = np.empty((th.shape[0], len(grid)))
+    for h, (log_ranks, w) in enumerate(grid):
+        out[:, h] = _expit(_logit(th, log_ranks - knee)) @ w
     return np.minimum.accumulate(out, axis=1)
 
 
