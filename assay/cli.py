@@ -160,16 +160,22 @@ def evaluate(
     replace: bool = typer.Option(False, help="Passive: sample with replacement."),
     fpr: float = typer.Option(0.0, help="Simulate an annotator with this false-positive rate."),
     fnr: float = typer.Option(0.0, help="Simulate an annotator with this false-negative rate."),
+    votes: int = typer.Option(1, min=1, help="Simulate a panel of this many independent "
+                                             "annotators (with --fpr/--fnr); the label is "
+                                             "their majority."),
 ) -> None:
-    """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels."""
-    from assay.oracles import SimulatedAnnotator, label_source
+    """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels.
+
+    A gold file with an 'annotator' column may hold several labels per item: the label is then
+    the annotators' majority."""
+    from assay.oracles import label_source, simulated_panel
     from assay.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
-    if fpr or fnr:
-        src = SimulatedAnnotator(src, fpr=fpr, fnr=fnr, seed=seed)
+    if fpr or fnr or votes > 1:
+        src = simulated_panel(src, votes, fpr, fnr, seed)
     _run(p, src, design.value, budget, seed, confidence, store, json_out, report, dataset,
          annotator, _options(strata, n_strata, allocation, epsilon, replace), id_col)
 

@@ -14,7 +14,7 @@ from assay.designs import Design, Draw, build_design
 from assay.errors import AssayInputError
 from assay.estimators import MEASURES, Estimate, f_measure
 from assay.labels import LabelStore, StoredDraw
-from assay.oracles import SKIP, UNDO, LabelSource, label_source
+from assay.oracles import SKIP, UNDO, LabelSource, Panel, label_source
 from assay.pool import Pool, load_pool
 
 MAX_DRAWS_PER_LABEL = 1000
@@ -180,18 +180,25 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
     session = _StoreSession(st, dataset, source.annotator, pool, params, seed)
     counts = {"new": 0, "reused": 0}
 
-    def get_label(i: int) -> int:
-        key = pool.key(i)
-        if key in session.known:
-            lab = session.known[key]
+    def ask(member: LabelSource, i: int, key: str) -> int:
+        known = session.known_for(member.annotator)
+        if key in known:
+            lab = known[key]
             counts["reused"] += lab != SKIP
             return lab
-        lab = source.label(i, key)
+        lab = member.label(i, key)
         if lab == UNDO:
             return lab
-        session.save(key, lab)              # a skip is kept too, so a resumed run skips again
+        session.save(key, lab, member.annotator)  # a skip is kept too: a resumed run skips again
         counts["new"] += lab != SKIP
         return lab
+
+    if isinstance(source, Panel):
+        source.ask = ask
+
+    def get_label(i: int) -> int:
+        key = pool.key(i)
+        return source.label(i, key) if isinstance(source, Panel) else ask(source, i, key)
 
     history: list[HistoryPoint] = []
     marks = _checkpoints(budget)
@@ -209,7 +216,7 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
                 progress(n, budget, est)
 
     collected = collect(des, get_label, budget, on_label,
-                        undo=lambda i: session.forget(pool.key(i)))
+                        undo=lambda i: session.forget(pool.key(i), source.annotator))
     session.flush()
     est = estimate_all(des, collected, pool.prediction, confidence, interval=interval)
     if design == "importance" and pool.probability is None:
@@ -218,6 +225,14 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
                 "amazon_google pool they cover in 4-74% of runs): prefer the stratified design "
                 "or give a calibrated 'probability' column")
         est = {k: replace(e, note=(e.note + "; " if e.note else "") + warn)
+               for k, e in est.items()}
+    if isinstance(source, Panel):
+        skipped = len(collected.skipped)
+        panel = (f"labels are the majority of a panel of {len(source.members)} annotators "
+                 f"({source.votes} votes; {source.disagreements} items with disagreeing votes"
+                 + (f"; {skipped} items without a majority were skipped" if skipped else "")
+                 + "): the estimates target the measure under the panel's majority labels")
+        est = {k: replace(e, note=(e.note + "; " if e.note else "") + panel)
                for k, e in est.items()}
     if not history or history[-1].labels_used != collected.distinct:
         history.append(HistoryPoint(collected.distinct, len(collected.draws), est))
@@ -232,19 +247,27 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
 
 
 class _StoreSession:
-    """Links a run to the store: known labels, pending draws, replay check on resume."""
+    """Links a run to the store: known labels (per annotator), pending draws, replay check on
+    resume."""
 
     def __init__(self, store: LabelStore | None, dataset: str, annotator: str, pool: Pool,
                  params: dict[str, Any], seed: int) -> None:
         self.store, self.dataset, self.annotator, self.pool = store, dataset, annotator, pool
-        self.known: dict[str, int] = {}
+        self.known: dict[str, dict[str, int]] = {}
         self.pending: list[tuple[int, StoredDraw]] = []
         self.previous: list[StoredDraw] = []
         self.run_id = -1
         if store is not None:
-            self.known = store.labels(dataset, annotator, include_skips=True)
             self.run_id, self.previous = store.open_run(dataset, pool.fingerprint(), params,
                                                         seed, annotator)
+
+    def known_for(self, annotator: str) -> dict[str, int]:
+        """The labels (and skips) ``annotator`` has given in this dataset."""
+        if annotator not in self.known:
+            self.known[annotator] = ({} if self.store is None else
+                                     self.store.labels(self.dataset, annotator,
+                                                       include_skips=True))
+        return self.known[annotator]
 
     def record(self, c: Collected, seq: int) -> None:
         if self.store is None:
@@ -264,16 +287,16 @@ class _StoreSession:
         if len(self.pending) >= 500:
             self.flush()
 
-    def save(self, key: str, label: int) -> None:
-        self.known[key] = label
+    def save(self, key: str, label: int, annotator: str) -> None:
+        self.known_for(annotator)[key] = label
         if self.store is not None:
-            self.store.put(self.dataset, key, self.annotator, label, self.pending)
+            self.store.put(self.dataset, key, annotator, label, self.pending)
             self.pending = []
 
-    def forget(self, key: str) -> None:
-        self.known.pop(key, None)
+    def forget(self, key: str, annotator: str) -> None:
+        self.known_for(annotator).pop(key, None)
         if self.store is not None:
-            self.store.remove(self.dataset, key, self.annotator)
+            self.store.remove(self.dataset, key, annotator)
 
     def flush(self) -> None:
         if self.store is not None and self.pending:

@@ -1,5 +1,6 @@
 """Label sources (oracles): a gold file playing the annotator, a seeded simulated annotator with
-false-positive/false-negative rates, a Python mapping or callable, and a person at the terminal.
+false-positive/false-negative rates, a Python mapping or callable, a person at the terminal, and
+a panel of several annotators whose majority is the label.
 
 Every source answers ``label(index, key)`` with 0, 1, ``SKIP`` (no label for this item) or
 ``UNDO`` (take back the previous label); its ``annotator`` names whose labels they are.
@@ -29,14 +30,18 @@ class LabelSource:
 
 @dataclass
 class ArrayLabels(LabelSource):
-    """Labels aligned with the pool (−1 where unknown): the fast path for gold files."""
+    """Labels aligned with the pool (−1 where unknown): the fast path for gold files. With
+    ``missing_skips`` an unknown label is a skip (a panel member who did not label the item)."""
 
     values: np.ndarray
     annotator: str = "gold"
     source: str = "<labels>"
+    missing_skips: bool = False
 
     def label(self, index: int, key: str) -> int:
         v = int(self.values[index])
+        if v < 0 and self.missing_skips:
+            return SKIP
         if v < 0:
             raise AssayInputError(self.source, f"no label for item {key!r}",
                                   expected="a label for every item the design draws")
@@ -89,9 +94,94 @@ class SimulatedAnnotator(LabelSource):
         return int(1 - true) if u < flip else int(true)
 
 
+@dataclass
+class Panel(LabelSource):
+    """Several annotators, one label: the **majority** of their votes.
+
+    Members are asked in order until one answer has a strict majority of the panel
+    (⌊m/2⌋ + 1 of m votes), so a panel of three asks a third annotator only when the first two
+    disagree. A member may skip; if the panel runs out without a majority (a tie, or too many
+    skips) the item is skipped. The estimates then target the measure under majority labels —
+    the labels this panel would give every item of the pool — not an unobservable truth: with
+    independent annotators of error rate e the majority of three errs with probability
+    3e² − 2e³ (0.028 for e = 0.1). Each vote is stored under its member's name, so a later
+    evaluation can aggregate differently (e.g. Dawid–Skene, :mod:`assay.stratified.aggregation`).
+    ``ask`` (set by :func:`assay.evaluation.evaluate`) routes each question through the label
+    store; ``votes`` counts the answers given, ``disagreements`` the items whose votes differed.
+    """
+
+    members: list[LabelSource]
+    annotator: str = ""
+    ask: Callable[[LabelSource, int, str], int] | None = None
+    votes: int = 0
+    disagreements: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise AssayInputError("<panel>", "no annotators", expected="at least one annotator")
+        names = [m.annotator for m in self.members]
+        if len(set(names)) != len(names):
+            raise AssayInputError("<panel>", f"annotator names repeat: {names}",
+                                  expected="one distinct name per annotator")
+        if not self.annotator:
+            self.annotator = "majority(" + ",".join(names) + ")"
+
+    @property
+    def needed(self) -> int:
+        return len(self.members) // 2 + 1
+
+    def label(self, index: int, key: str) -> int:
+        count = [0, 0]
+        for j, member in enumerate(self.members):
+            v = self.ask(member, index, key) if self.ask is not None else member.label(index, key)
+            if v == UNDO:
+                return UNDO
+            if v in (0, 1):
+                count[v] += 1
+                self.votes += 1
+            if max(count) >= self.needed:
+                self.disagreements += min(count) > 0
+                return int(count[1] > count[0])
+            if max(count) + len(self.members) - j - 1 < self.needed:
+                break
+        self.disagreements += min(count) > 0
+        return SKIP
+
+
+def simulated_panel(truth: LabelSource, size: int, fpr: float, fnr: float,
+                    seed: int) -> LabelSource:
+    """``size`` independent simulated annotators (seeds ``seed``, ``seed + 1``, …) as a
+    :class:`Panel`, or the one annotator when ``size`` is 1."""
+    if size < 1:
+        raise AssayInputError("--votes", str(size), expected="a positive number of annotators")
+    members = [SimulatedAnnotator(truth, fpr=fpr, fnr=fnr, seed=seed + j) for j in range(size)]
+    return members[0] if size == 1 else Panel(list(members))
+
+
 def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
-                    annotator: str = "gold") -> ArrayLabels:
-    """Align a gold table (the pool's id columns, or ``id``, plus ``label``) with the pool."""
+                    annotator: str = "gold") -> LabelSource:
+    """Align a gold table (the pool's id columns, or ``id``, plus ``label``) with the pool.
+
+    With an ``annotator`` column an item may have several labels, one per annotator: they
+    become a :class:`Panel` whose majority is the label."""
+    if "annotator" in df.columns and "label" in df.columns:
+        names = df["annotator"].astype(str)
+        cols = [c for c in (pool.id_columns if all(c in df.columns for c in pool.id_columns)
+                            else ["id"]) if c in df.columns]
+        dup = df.assign(annotator=names).duplicated(cols + ["annotator"], keep="first")
+        if dup.any():
+            row = int(np.flatnonzero(dup.to_numpy())[0])
+            raise AssayInputError(name, f"{where(kind, row)}: item labelled twice by annotator "
+                                  f"{names.iloc[row]!r}", expected="one label per item and "
+                                  "annotator")
+        binary_column(df, "label", name, kind)   # row numbers of the whole file in errors
+        members: list[LabelSource] = []
+        for who in sorted(names.unique()):
+            part = df.loc[names == who].drop(columns=["annotator"])
+            arr = gold_from_frame(part, name, kind, pool, who)
+            assert isinstance(arr, ArrayLabels)
+            members.append(ArrayLabels(arr.values, who, name, missing_skips=True))
+        return members[0] if len(members) == 1 else Panel(members)
     if "label" not in df.columns:
         raise AssayInputError(name, "missing column 'label'",
                               expected=f"columns {pool.id_columns + ['label']} or ['id', 'label']")
@@ -145,5 +235,5 @@ def label_source(labels: Any, pool: Pool, annotator: str | None = None) -> Label
     return gold_from_frame(df, name, kind, pool, annotator or "gold")
 
 
-__all__ = ["ArrayLabels", "CallableLabels", "LabelSource", "SimulatedAnnotator", "SKIP", "UNDO",
-           "gold_from_frame", "label_source", "where"]
+__all__ = ["ArrayLabels", "CallableLabels", "LabelSource", "Panel", "SimulatedAnnotator", "SKIP",
+           "UNDO", "gold_from_frame", "label_source", "simulated_panel", "where"]

@@ -105,3 +105,16 @@ def test_label_at_the_terminal_with_skip_undo_and_resume(files):
     assert second.exit_code == 0, second.output
     assert len(LabelStore(store).labels("default", "ann")) == 4
     assert second.output.count("match? [y]es") == 2        # only the two missing items asked
+
+
+def test_panel_of_simulated_annotators(files):
+    res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
+                              str(files / "gold.parquet"), "--budget", "200", "--votes", "3",
+                              "--fpr", "0.1", "--fnr", "0.1", "--store", str(files / "v.db")],
+                        terminal_width=400)
+    assert res.exit_code == 0, res.output
+    assert "majority of a panel of 3 annotators" in res.output
+    from assay.labels import LabelStore
+    names = ("simulated(fpr=0.1,fnr=0.1,seed=0)", "simulated(fpr=0.1,fnr=0.1,seed=1)")
+    store = LabelStore(files / "v.db")
+    assert all(len(store.labels("default", n)) >= 200 for n in names)
