@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 PRIOR_SD = 10.0
 
@@ -42,34 +43,100 @@ class RankCalibration:
         th = gen.multivariate_normal(self.theta, self.cov, size=draws)
         return _expit(_logit(th, lr - self.knee)).mean(axis=0)
 
-    def stratum_moments(self, bounds: np.ndarray, points: int = 24,
-                        draws: int = 200) -> tuple[np.ndarray, np.ndarray]:
-        """Per stratum (contiguous ranks bounds[h]+1 … bounds[h+1]): mean of π and of π(1−π)
-        over its ranks, averaged over parameter uncertainty (a fixed internal seed keeps the
-        result a function of the data only)."""
-        gen = np.random.default_rng(12345)
-        th = gen.multivariate_normal(self.theta, self.cov, size=draws)
-        k = bounds.shape[0] - 1
-        mean_p, mean_pq = np.zeros(k), np.zeros(k)
-        for h, (log_ranks, w) in enumerate(stratum_grid(bounds, points)):
-            p = _expit(_logit(th, log_ranks - self.knee))
-            mean_p[h] = float(p.mean(axis=0) @ w)
-            mean_pq[h] = float((p * (1 - p)).mean(axis=0) @ w)
+    def stratum_moments(self, grid: RankGrid, draws: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Per stratum of ``grid``: mean of π and of π(1−π) over its ranks; with ``draws`` > 0
+        averaged over parameter uncertainty (a fixed internal seed keeps the result a function
+        of the data only), else at the mode."""
+        th = (np.random.default_rng(12345).multivariate_normal(self.theta, self.cov, size=draws)
+              if draws > 0 else self.theta[None, :])
+        p = grid.monotone(_expit(_logit(th, grid.log_ranks - self.knee)))
+        mean_p = grid.means(p)[0].mean(axis=0)
+        mean_pq = grid.means(p * (1 - p))[0].mean(axis=0)
         return mean_p, mean_pq
 
 
-def stratum_grid(bounds: np.ndarray, points: int = 24) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per stratum (contiguous ranks bounds[h]+1 … bounds[h+1]): the log-ranks of a grid of up
-    to ``points`` ranks and weights proportional to the ranks each grid point stands for, so a
-    stratum's mean of any function of the rank is ``f(log_ranks) @ weights``."""
-    out = []
-    for h in range(bounds.shape[0] - 1):
-        lo, hi = float(bounds[h] + 1), float(bounds[h + 1])
-        ranks = np.unique(np.round(np.linspace(lo, hi, points)))
-        edges = np.concatenate(([lo - 0.5], (ranks[1:] + ranks[:-1]) / 2, [hi + 0.5]))
-        w = np.diff(edges)
-        out.append((np.log(ranks), w / w.sum()))
-    return out
+@dataclass(frozen=True)
+class FitCheck:
+    """Goodness of fit of a calibration to the labels, stratum by stratum."""
+
+    deviance: float
+    df: int
+    p_value: float
+
+
+def fit_check(cal: RankCalibration, ranks: np.ndarray, labels: np.ndarray,
+              stratum: np.ndarray, n_params: int = 3) -> FitCheck:
+    """Deviance of the calibration against one free rate per stratum (McCullagh & Nelder 1989,
+    §4.4): G² = 2 Σ_h [k_h log(k_h/E_h) + (n_h − k_h) log((n_h − k_h)/(n_h − E_h))], with k_h
+    positives among the n_h labels of stratum h and E_h = Σ_i π(r_i) their expectation under
+    the calibration; p-value from χ² with (strata with labels − ``n_params``) degrees of
+    freedom (a, b and the knee)."""
+    pi = cal.probability(ranks)
+    k = int(stratum.max()) + 1 if stratum.size else 0
+    n_h = np.bincount(stratum, minlength=k).astype(float)
+    k_h = np.bincount(stratum, weights=labels, minlength=k)
+    e_h = np.clip(np.bincount(stratum, weights=pi, minlength=k), 1e-12, None)
+    e_h = np.minimum(e_h, n_h - 1e-12)
+    used = n_h > 0
+    n_h, k_h, e_h = n_h[used], k_h[used], e_h[used]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(k_h > 0, k_h * np.log(k_h / e_h), 0.0)
+        t0 = np.where(n_h - k_h > 0, (n_h - k_h) * np.log((n_h - k_h) / (n_h - e_h)), 0.0)
+    dev = float(2.0 * np.sum(t1 + t0))
+    df = int(used.sum()) - n_params
+    if df <= 0:
+        return FitCheck(dev, df, 1.0)
+    return FitCheck(dev, df, float(stats.chi2.sf(dev, df)))
+
+
+@dataclass(frozen=True)
+class RankGrid:
+    """A quadrature over strata of contiguous ranks (stratum h: ranks bounds[h]+1 … bounds[h+1]):
+    up to ``points`` grid ranks per stratum, each standing for the ranks nearest to it, so the
+    mean of any function of the rank over a stratum — or over its predicted positives or
+    negatives alone — is a weighted sum over the grid."""
+
+    log_ranks: np.ndarray     # G grid points, in rank order
+    starts: np.ndarray        # K: first grid point of each stratum
+    count: np.ndarray         # G: ranks each point stands for
+    count1: np.ndarray        # G: of which predicted positive
+
+    @classmethod
+    def build(cls, bounds: np.ndarray, points: int = 24,
+              cum_pred: np.ndarray | None = None) -> RankGrid:
+        """``cum_pred[r]``: predicted positives among ranks 1 … r (length N + 1); without it
+        every item counts as predicted negative."""
+        log_ranks, starts, count, count1 = [], [], [], []
+        for h in range(bounds.shape[0] - 1):
+            lo, hi = int(bounds[h]) + 1, int(bounds[h + 1])
+            ranks = np.unique(np.round(np.linspace(lo, hi, points))).astype(np.int64)
+            cuts = np.concatenate(([lo - 1], (ranks[1:] + ranks[:-1]) // 2, [hi]))
+            starts.append(sum(len(x) for x in log_ranks))
+            log_ranks.append(np.log(ranks.astype(np.float64)))
+            count.append(np.diff(cuts))
+            count1.append(np.diff(cum_pred[cuts]) if cum_pred is not None
+                          else np.zeros(ranks.size, dtype=np.int64))
+        return cls(np.concatenate(log_ranks), np.array(starts, dtype=np.int64),
+                   np.concatenate(count).astype(np.float64),
+                   np.concatenate(count1).astype(np.float64))
+
+    @staticmethod
+    def monotone(p: np.ndarray) -> np.ndarray:
+        """Make rates (D × G) non-increasing down the ranking: a higher score never means a
+        lower match rate."""
+        return np.minimum.accumulate(p, axis=-1)
+
+    def means(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per stratum (D × K): mean of ``values`` (D × G) over all its ranks, over its
+        predicted positives and over its predicted negatives (NaN where a cell is empty)."""
+        v = np.atleast_2d(values)
+        c0 = self.count - self.count1
+
+        def mean(w: np.ndarray) -> np.ndarray:
+            tot = np.add.reduceat(w, self.starts)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.add.reduceat(v * w, self.starts, axis=1) / tot
+        return mean(self.count), mean(self.count1), mean(c0)
 
 
 def _expit(x: np.ndarray) -> np.ndarray:

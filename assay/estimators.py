@@ -37,6 +37,7 @@ from scipy import stats
 
 MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
 MIN_NORMAL_COUNT = 10.0
+FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
 PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
                    "on the score rank fitted to the labels (assumes the rate does not rise "
                    "down the ranking); the design-based estimate and interval are in extra")
@@ -219,9 +220,14 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     _, var = sample.total(z_lin)
     m = int(np.count_nonzero(x > 0)) if n_domain is None else n_domain
     predictive = getattr(sample, "predictive", None)
+    misfit = ""
     if predictive is not None and interval != "design":
         res = predictive(alpha, confidence)
-        if res is not None:
+        if res is not None and res.fit is not None and res.fit.p_value < FIT_LEVEL:
+            misfit = (f"the rank calibration does not fit the labels (deviance "
+                      f"{res.fit.deviance:.1f} on {res.fit.df} df, p = {res.fit.p_value:.2g}): "
+                      "design-based estimate and interval")
+        elif res is not None:
             d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto")
             return Estimate(name, alpha, res.estimate, res.ci_low, res.ci_high,
                             math.sqrt(var) if math.isfinite(var) else None, confidence, "model",
@@ -241,6 +247,8 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                     f"({unseen['unseen_items']:,.0f} unlabelled items) where no positive was "
                     f"labelled are taken to hold none; their labels allow up to "
                     f"{unseen['unseen_positive_bound']:,.0f}")
+    if misfit:
+        note = misfit + ("; " + note if note else "")
     return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff, note, extra)
 
 

@@ -2,16 +2,19 @@
 
 The labelled items are known; only the unlabelled ones are uncertain. With the rank calibration
 (C1 of :mod:`assay.calibration`) and its parameter uncertainty, the unseen true positives and
-false negatives are predicted stratum by stratum:
+false negatives are predicted cell by cell (stratum h, predicted positive or negative):
 
-    TP = TP_seen + Σ_h Bin(U¹_h, π_h(θ)),   FN = FN_seen + Σ_h Bin(U⁰_h, π_h(θ)),   θ ~ N(θ̂, Σ̂)
+    TP = TP_seen + Σ_h Bin(U¹_h, p¹_h),   FN = FN_seen + Σ_h Bin(U⁰_h, p⁰_h),
+    p^y_h ~ Beta(c·m^y_h(θ) + k^y_h, c·(1 − m^y_h(θ)) + n^y_h − k^y_h),   θ ~ N(θ̂, Σ̂)
 
-where U¹_h, U⁰_h count the unlabelled predicted positives/negatives of stratum h and π_h(θ) is
-the calibration's mean match rate over the stratum's ranks, made non-increasing down the ranking
-(the assumption that a higher score never means a lower match rate). F_α = TP / (α·PP + (1−α)
-(TP + FN)) (seed 002, eq. 1) is computed for each of D draws; the interval is their percentile
-interval, the estimate the plug-in at θ̂. As the labels approach a census the prediction
-vanishes and the estimate becomes exact (finite-population consistency).
+where U¹_h, U⁰_h count the unlabelled predicted positives/negatives of stratum h, k^y_h of the
+n^y_h labelled ones are matches, and m^y_h(θ) is the calibration's mean match rate over the
+cell's ranks (π made non-increasing down the ranking: a higher score never means a lower match
+rate). Cells matter where the prediction threshold falls inside a stratum: its predicted
+positives sit at better ranks than its predicted negatives. F_α = TP / (α·PP + (1−α)(TP + FN))
+(seed 002, eq. 1) is computed for each of D draws; the interval is their percentile interval,
+the estimate the plug-in at θ̂. As the labels approach a census the prediction vanishes and the
+estimate becomes exact (finite-population consistency).
 
 Assumption (stated with every such estimate): the match rate falls with the rank as (C1) says;
 the design-based estimate and interval are reported beside it.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assay.calibration import RankCalibration, _expit, _logit, stratum_grid
+from assay.calibration import FitCheck, RankCalibration, RankGrid, _expit, _logit
 
 DRAWS = 2000
 CONCENTRATION = 100.0
@@ -45,16 +48,14 @@ class StratumCounts:
         return np.diff(self.bounds)
 
 
-def stratum_rates(theta: np.ndarray, bounds: np.ndarray, points: int = 24,
-                  knee: float = 0.0) -> np.ndarray:
-    """Mean π over each stratum's ranks for each parameter row of ``theta`` (D × p), made
-    non-increasing across strata. Returns D × K."""
-    th = np.atleast_2d(theta)
-    grid = stratum_grid(bounds, points)
-    out = np.empty((th.shape[0], len(grid)))
-    for h, (log_ranks, w) in enumerate(grid):
-        out[:, h] = _expit(_logit(th, log_ranks - knee)) @ w
-    return np.minimum.accumulate(out, axis=1)
+def cell_rates(theta: np.ndarray, grid: RankGrid, knee: float = 0.0
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Mean π over each stratum's predicted positives and predicted negatives for each
+    parameter row of ``theta`` (D × p), π made non-increasing down the ranking. Returns two
+    D × K arrays (an empty cell takes the stratum's mean)."""
+    p = grid.monotone(_expit(_logit(np.atleast_2d(theta), grid.log_ranks - knee)))
+    m, m1, m0 = grid.means(p)
+    return np.where(np.isfinite(m1), m1, m), np.where(np.isfinite(m0), m0, m)
 
 
 @dataclass(frozen=True)
@@ -64,16 +65,18 @@ class PredictiveResult:
     ci_high: float
     tp: float
     fn: float
+    fit: FitCheck | None = None
 
 
-def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, alpha: float,
-                         confidence: float, draws: int = DRAWS,
+def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, grid: RankGrid,
+                         alpha: float, confidence: float, draws: int = DRAWS,
                          concentration: float = CONCENTRATION) -> PredictiveResult | None:
     """Estimate and percentile interval of F_α (see the module docstring).
 
-    Each stratum's rate has the calibration as its prior, worth ``concentration`` labels:
-    p_h ~ Beta(c·m_h + k_h, c·(1 − m_h) + n_h − k_h) with k_h of n_h labels positive, so a
-    well-labelled stratum speaks for itself and the model fills in where labels are few.
+    Each cell's rate (stratum h, predicted positives or negatives) has the calibration's mean
+    over the cell's ranks as its prior, worth ``concentration`` labels:
+    p ~ Beta(c·m + k, c·(1 − m) + n − k) with k of the cell's n labels positive, so a
+    well-labelled cell speaks for itself and the model fills in where labels are few.
     """
     pp_total = float(counts.pp.sum())
     u1 = np.maximum(counts.pp - counts.lab1, 0).astype(np.int64)
@@ -85,22 +88,22 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, alpha: flo
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, tp / den, np.nan)
 
-    n_h = counts.lab1 + counts.lab0
-    k_h = counts.tp + counts.fn
     c = concentration
-    m_hat = stratum_rates(cal.theta, counts.bounds, knee=cal.knee)[0]
-    p_hat = (c * m_hat + k_h) / (c + n_h)
-    tp_hat = tp_seen + float(u1 @ p_hat)
-    fn_hat = fn_seen + float(u0 @ p_hat)
+    m1_hat, m0_hat = (m[0] for m in cell_rates(cal.theta, grid, cal.knee))
+    p1_hat = (c * m1_hat + counts.tp) / (c + counts.lab1)
+    p0_hat = (c * m0_hat + counts.fn) / (c + counts.lab0)
+    tp_hat = tp_seen + float(u1 @ p1_hat)
+    fn_hat = fn_seen + float(u0 @ p0_hat)
     est = float(f(np.array(tp_hat), np.array(fn_hat)))
     if not np.isfinite(est):
         return None
     rng = np.random.default_rng(SEED)
     th = rng.multivariate_normal(cal.theta, cal.cov, size=draws)
-    m = np.clip(stratum_rates(th, counts.bounds, knee=cal.knee), 1e-12, 1 - 1e-12)  # D × K
-    p = rng.beta(c * m + k_h[None, :], c * (1 - m) + (n_h - k_h)[None, :])
-    tp = tp_seen + rng.binomial(u1[None, :], p).sum(axis=1)
-    fn = fn_seen + rng.binomial(u0[None, :], p).sum(axis=1)
+    m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12) for m in cell_rates(th, grid, cal.knee))  # D × K
+    p1 = rng.beta(c * m1 + counts.tp, c * (1 - m1) + counts.lab1 - counts.tp)
+    p0 = rng.beta(c * m0 + counts.fn, c * (1 - m0) + counts.lab0 - counts.fn)
+    tp = tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1)
+    fn = fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1)
     vals = f(tp.astype(float), fn.astype(float))
     vals = vals[np.isfinite(vals)]
     a = (1.0 - confidence) / 2.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.calibration import fit_hinge_calibration, fit_rank_calibration
+from assay.calibration import RankGrid, fit_hinge_calibration, fit_rank_calibration
 from assay.designs import build_design
 from assay.evaluation import collect, estimate_all
 from assay.estimators import true_f_measure
@@ -36,7 +36,8 @@ def test_predictive_is_exact_on_a_census():
     counts = StratumCounts(bounds=bounds, pp=np.array([3, 0]), lab1=np.array([3, 0]),
                            lab0=np.array([1, 4]), tp=np.array([2, 0]), fn=np.array([1, 1]))
     cal = fit_rank_calibration(np.arange(1, 9.0), np.array([1, 1, 0, 1, 0, 1, 0, 0.0]))
-    res = predictive_f_measure(counts, cal, 0.5, 0.95)
+    grid = RankGrid.build(bounds, cum_pred=np.array([0, 1, 2, 3, 3, 3, 3, 3, 3]))
+    res = predictive_f_measure(counts, cal, grid, 0.5, 0.95)
     f1 = 2 * 2 / (2 * 2 + 1 + 2)      # TP 2, FP 1, FN 2
     assert res.estimate == res.ci_low == res.ci_high == f1
 

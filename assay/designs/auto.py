@@ -24,12 +24,13 @@ The budget counts distinct labels (sampling is without replacement).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from assay.calibration import RankCalibration, fit_hinge_calibration, fit_rank_calibration
+from assay.calibration import (RankCalibration, RankGrid, fit_check, fit_hinge_calibration,
+                               fit_rank_calibration)
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.designs.strata import Strata, _descending_order
 from assay.designs.stratified import allocate
@@ -76,7 +77,11 @@ class AutoDesign(Design):
         sizes = self.strata.sizes
         k = self.strata.count
         self._pos_share = self.strata.means(predictions)
-        self._pp = np.add.reduceat(predictions[order].astype(np.int64), self.strata.bounds[:-1])
+        cum_pred = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(predictions[order], out=cum_pred[1:])
+        self._pp = np.diff(cum_pred[self.strata.bounds]).astype(np.int64)
+        self.grid = RankGrid.build(self.strata.bounds, cum_pred=cum_pred)
+        del cum_pred
         self._predictions = predictions
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
         self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
@@ -114,7 +119,7 @@ class AutoDesign(Design):
         cal = self.calibration(labels)
         if cal is None:
             return None
-        mean_p, mean_pq = cal.stratum_moments(self.strata.bounds)
+        mean_p, mean_pq = cal.stratum_moments(self.grid)
         return StratumModel(mean_p=mean_p, mean_pq=mean_pq, pos_share=self._pos_share)
 
     def _plan_next_batch(self) -> None:
@@ -228,4 +233,11 @@ class AutoSample(StratifiedSample):
         cal = self.design.calibration(self.seen)
         if cal is None:
             return None
-        return predictive_f_measure(self.design.counts(self.seen), cal, alpha, confidence)
+        res = predictive_f_measure(self.design.counts(self.seen), cal, self.design.grid, alpha,
+                                   confidence)
+        if res is None:
+            return None
+        pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
+        lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
+        check = fit_check(cal, pos + 1.0, lab, self.design.strata.stratum_of(pos))
+        return replace(res, fit=check)
