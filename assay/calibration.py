@@ -33,6 +33,14 @@ class RankCalibration:
     knee: float = 0.0
     loglik: float = 0.0
 
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """``size`` draws of the parameters from N(θ̂, Σ̂); a curvature term (degree 2) is kept
+        ≤ 0, as in the fit (:func:`fit_hinge_calibration`)."""
+        th = rng.multivariate_normal(self.theta, self.cov, size=size)
+        if th.shape[1] >= 3:
+            th[:, 2] = np.minimum(th[:, 2], 0.0)
+        return th
+
     def probability(self, rank: np.ndarray, draws: int = 0,
                     rng: np.random.Generator | None = None) -> np.ndarray:
         """P(ℓ = 1) at ``rank``; with ``draws`` > 0 the mean over parameter draws."""
@@ -47,8 +55,8 @@ class RankCalibration:
         """Per stratum of ``grid``: mean of π and of π(1−π) over its ranks; with ``draws`` > 0
         averaged over parameter uncertainty (a fixed internal seed keeps the result a function
         of the data only), else at the mode."""
-        th = (np.random.default_rng(12345).multivariate_normal(self.theta, self.cov, size=draws)
-              if draws > 0 else self.theta[None, :])
+        th = (self.draw(np.random.default_rng(12345), draws) if draws > 0
+              else self.theta[None, :])
         p = grid.monotone(_expit(_logit(th, grid.log_ranks - self.knee)))
         mean_p = grid.means(p)[0].mean(axis=0)
         mean_pq = grid.means(p * (1 - p))[0].mean(axis=0)
@@ -151,12 +159,16 @@ def design_matrix(lr: np.ndarray, degree: int, knee: float = 0.0) -> np.ndarray:
 
 
 def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
-                          knees: np.ndarray) -> RankCalibration:
-    """(C1) with a knee: logit π = a + b·(log r − κ)₊, κ chosen among ``knees`` (log-ranks) by
-    profile likelihood; the covariance is conditional on the chosen κ."""
+                          knees: np.ndarray, degree: int = 1) -> RankCalibration:
+    """(C1) with a knee: logit π = a + b·x (+ c·x²), x = (log r − κ)₊, κ chosen among ``knees``
+    (log-ranks) by profile likelihood; the covariance is conditional on the chosen κ. With
+    ``degree`` 2 the decay may steepen down the ranking (c ≤ 0: a fit with c > 0, whose rate
+    would level off or rise again in the far tail, is replaced by the straight one)."""
     best: RankCalibration | None = None
     for kappa in np.concatenate(([0.0], knees)):
-        cal = fit_rank_calibration(ranks, labels, knee=float(kappa))
+        cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=degree)
+        if degree >= 2 and cal.theta[2] > 0:
+            cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=1)
         if best is None or cal.loglik > best.loglik:
             best = cal
     assert best is not None

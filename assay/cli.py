@@ -30,6 +30,7 @@ out = Console()
 
 
 class DesignName(str, Enum):
+    auto = "auto"
     passive = "passive"
     stratified = "stratified"
     importance = "importance"
@@ -86,9 +87,18 @@ def _print_result(result: Any, truth: dict[str, float] | None = None) -> None:
             row.append(f"{truth[m]:.4f}")
         t.add_row(*row)
     out.print(t)
+    beside = [f"{m} {e.extra['design_estimate']:.4f} [{e.extra['design_interval'][0]:.4f}, "
+              f"{e.extra['design_interval'][1]:.4f}]" for m, e in result.estimates.items()
+              if e.defined and "design_estimate" in e.extra]
+    if beside:
+        out.print("design-based, without the model: " + ", ".join(beside), highlight=False)
     notes = {e.note for e in result.estimates.values() if e.defined and e.note}
     for n in sorted(notes):
         out.print(f"[yellow]note:[/] {n}", highlight=False)
+
+
+def _design(design: Optional[DesignName]) -> str | None:
+    return design.value if design is not None else None
 
 
 def _write_json(result: Any, path: Path) -> None:
@@ -126,7 +136,9 @@ def _run(pool: Any, labels: Any, design: str, budget: int, seed: int, confidence
     return result
 
 # options shared by ``evaluate`` and ``label``
-DESIGN_OPT = typer.Option(DesignName.stratified, help="Sampling design.")
+DESIGN_OPT = typer.Option(None, help="Sampling design (default: auto when the pool has a score "
+                                      "or probability column, else passive).",
+                          show_default=False)
 SEED_OPT = typer.Option(0, help="Seed of the random generator.")
 CONFIDENCE_OPT = typer.Option(0.95, help="Confidence level of the intervals.")
 STORE_OPT = typer.Option("assay.db", help="Label store: SQLite path or SQLAlchemy URL.")
@@ -143,7 +155,7 @@ def evaluate(
                                           "and optionally score/probability."),
     labels: Path = typer.Option(..., "--labels", help="Gold file (id + label) playing the "
                                                       "annotator."),
-    design: DesignName = DESIGN_OPT,
+    design: Optional[DesignName] = DESIGN_OPT,
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
     seed: int = SEED_OPT,
     confidence: float = CONFIDENCE_OPT,
@@ -176,7 +188,7 @@ def evaluate(
     src = label_source(labels, p)
     if fpr or fnr or votes > 1:
         src = simulated_panel(src, votes, fpr, fnr, seed)
-    _run(p, src, design.value, budget, seed, confidence, store, json_out, report, dataset,
+    _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
          annotator, _options(strata, n_strata, allocation, epsilon, replace), id_col)
 
 
@@ -184,7 +196,7 @@ def evaluate(
 @user_errors
 def label(
     pool: Path = typer.Argument(..., help="Pool to label (Parquet/CSV)."),
-    design: DesignName = DESIGN_OPT,
+    design: Optional[DesignName] = DESIGN_OPT,
     budget: int = typer.Option(100, min=1, help="Distinct labels to give."),
     seed: int = SEED_OPT,
     confidence: float = CONFIDENCE_OPT,
@@ -201,7 +213,7 @@ def label(
     p = load_pool(pool, id_columns=id_col or None)
     who = annotator or os.environ.get("USER") or "me"
     src = TerminalAnnotator(p, annotator=who)
-    _run(p, src, design.value, budget, seed, confidence, store, json_out, report, dataset, who,
+    _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset, who,
          _options("csf", 30, "neyman", 0.1, False), id_col)
 
 
@@ -209,7 +221,7 @@ def label(
 @user_errors
 def demo(
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
-    design: DesignName = DESIGN_OPT,
+    design: Optional[DesignName] = DESIGN_OPT,
     seed: int = typer.Option(0, help="Seed."),
     report: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
 ) -> None:
@@ -225,9 +237,10 @@ def demo(
     gold = df[["left_id", "right_id", "label"]]
     truth = truth_estimates(df["label"].to_numpy(), df["prediction"].to_numpy())
     out.print(f"Amazon–Google: {len(df):,} candidate pairs, {int(df.label.sum())} true matches; "
-              f"the gold labels play the annotator. Design: {design.value}, budget {budget}.")
+              f"the gold labels play the annotator. Design: {_design(design) or 'auto'}, "
+              f"budget {budget}.")
     with tempfile.TemporaryDirectory() as tmp:
-        _run(pool, gold, design.value, budget, seed, 0.95, str(Path(tmp) / "demo.db"), None,
+        _run(pool, gold, _design(design), budget, seed, 0.95, str(Path(tmp) / "demo.db"), None,
              report, "amazon_google", "gold", _options("csf", 30, "neyman", 0.1, False), None,
              truth)
 

@@ -40,7 +40,7 @@ MIN_NORMAL_COUNT = 10.0
 FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
 PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
                    "on the score rank fitted to the labels (assumes the rate does not rise "
-                   "down the ranking); the design-based estimate and interval are in extra")
+                   "down the ranking); the design-based estimate and interval are given beside it")
 
 
 class Sample(ABC):

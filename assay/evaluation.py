@@ -145,7 +145,12 @@ def _checkpoints(budget: int, points: int = 60) -> set[int]:
     return set(grid.tolist()) | {budget}
 
 
-def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1000,
+def default_design(pool: Pool) -> str:
+    """``auto`` whenever the pool has a score or probability column, else ``passive``."""
+    return "auto" if pool.score is not None or pool.probability is not None else "passive"
+
+
+def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 1000,
              seed: int = 0, confidence: float = 0.95, store: str | LabelStore | None = None,
              dataset: str = "default", annotator: str | None = None,
              options: dict[str, Any] | None = None, alpha: float = 0.5,
@@ -155,6 +160,8 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
     """Estimate precision, recall and F1 of ``pool``'s predictions from at most ``budget``
     distinct labels.
 
+    ``design``: ``auto`` (the default whenever the pool has scores), ``stratified``,
+    ``importance``, ``oasis`` or ``passive`` (the default without scores).
     ``pool``: a path (Parquet/CSV), DataFrame, Arrow table or :class:`~assay.pool.Pool`.
     ``labels``: a gold path/DataFrame (id columns + ``label``), a mapping id → label, a callable
     key → label, or a :class:`~assay.oracles.LabelSource`. With ``store``, every label is written
@@ -166,6 +173,7 @@ def evaluate(pool: Any, labels: Any, design: str = "stratified", budget: int = 1
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", f"{confidence}", expected="a number in (0, 1)")
     pool = load_pool(pool, id_columns=id_columns)
+    design = design or default_design(pool)
     source: LabelSource = label_source(labels, pool, annotator)
     rng = np.random.default_rng(seed)
     try:

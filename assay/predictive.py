@@ -22,6 +22,7 @@ the design-based estimate and interval are reported beside it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -68,43 +69,69 @@ class PredictiveResult:
     fit: FitCheck | None = None
 
 
-def predictive_f_measure(counts: StratumCounts, cal: RankCalibration, grid: RankGrid,
-                         alpha: float, confidence: float, draws: int = DRAWS,
+J = 0.5   # Jeffreys prior for the cells whose own labels suffice
+RICH = 10   # matches and non-matches a cell needs to speak for itself (the normal-approximation rule)
+
+
+def cell_strength(k: np.ndarray, n: np.ndarray, c: float) -> np.ndarray:
+    """The calibration's weight in each cell: none where the cell's own labels hold at least
+    ``RICH`` matches and ``RICH`` non-matches (its rate is then estimated from them alone, with
+    Jeffreys' prior), ``c`` labels elsewhere."""
+    rich = (k >= RICH) & (n - k >= RICH)
+    return np.where(rich, 0.0, c)
+
+
+def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
+                             tuple[RankCalibration, float]], grid: RankGrid, alpha: float,
+                         confidence: float, draws: int = DRAWS,
                          concentration: float = CONCENTRATION) -> PredictiveResult | None:
     """Estimate and percentile interval of F_α (see the module docstring).
 
     Each cell's rate (stratum h, predicted positives or negatives) has the calibration's mean
     over the cell's ranks as its prior, worth ``concentration`` labels:
     p ~ Beta(c·m + k, c·(1 − m) + n − k) with k of the cell's n labels positive, so a
-    well-labelled cell speaks for itself and the model fills in where labels are few.
+    well-labelled cell speaks for itself and the model fills in where labels are few
+    (:func:`cell_strength`). ``cal`` may be a list of (calibration, weight): the prediction is
+    then their mixture (model averaging: draws are split by weight, the point estimate is
+    the weighted mean of the plug-in counts).
     """
+    models = [(cal, 1.0)] if isinstance(cal, RankCalibration) else list(cal)
+    total_w = sum(w for _, w in models)
     pp_total = float(counts.pp.sum())
     u1 = np.maximum(counts.pp - counts.lab1, 0).astype(np.int64)
     u0 = np.maximum(counts.sizes - counts.pp - counts.lab0, 0).astype(np.int64)
     tp_seen, fn_seen = float(counts.tp.sum()), float(counts.fn.sum())
+    c1 = cell_strength(counts.tp, counts.lab1, concentration)
+    c0 = cell_strength(counts.fn, counts.lab0, concentration)
+    j1, j0 = J * (c1 == 0), J * (c0 == 0)
 
     def f(tp: np.ndarray, fn: np.ndarray) -> np.ndarray:
         den = alpha * pp_total + (1.0 - alpha) * (tp + fn)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, tp / den, np.nan)
 
-    c = concentration
-    m1_hat, m0_hat = (m[0] for m in cell_rates(cal.theta, grid, cal.knee))
-    p1_hat = (c * m1_hat + counts.tp) / (c + counts.lab1)
-    p0_hat = (c * m0_hat + counts.fn) / (c + counts.lab0)
-    tp_hat = tp_seen + float(u1 @ p1_hat)
-    fn_hat = fn_seen + float(u0 @ p0_hat)
+    rng = np.random.default_rng(SEED)
+    tp_hat = fn_hat = 0.0
+    tps, fns = [], []
+    for k, (model, w) in enumerate(models):
+        m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model.knee))
+        p1_hat = (c1 * m1_hat + counts.tp + j1) / (c1 + counts.lab1 + 2 * j1)
+        p0_hat = (c0 * m0_hat + counts.fn + j0) / (c0 + counts.lab0 + 2 * j0)
+        tp_hat += w / total_w * (tp_seen + float(u1 @ p1_hat))
+        fn_hat += w / total_w * (fn_seen + float(u0 @ p0_hat))
+        d = int(round(draws * w / total_w)) if k < len(models) - 1 else draws - sum(map(len, tps))
+        if d <= 0:
+            continue
+        m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12)
+                  for m in cell_rates(model.draw(rng, d), grid, model.knee))   # d × K
+        p1 = rng.beta(c1 * m1 + counts.tp + j1, c1 * (1 - m1) + counts.lab1 - counts.tp + j1)
+        p0 = rng.beta(c0 * m0 + counts.fn + j0, c0 * (1 - m0) + counts.lab0 - counts.fn + j0)
+        tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))
+        fns.append(fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1))
     est = float(f(np.array(tp_hat), np.array(fn_hat)))
     if not np.isfinite(est):
         return None
-    rng = np.random.default_rng(SEED)
-    th = rng.multivariate_normal(cal.theta, cal.cov, size=draws)
-    m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12) for m in cell_rates(th, grid, cal.knee))  # D × K
-    p1 = rng.beta(c * m1 + counts.tp, c * (1 - m1) + counts.lab1 - counts.tp)
-    p0 = rng.beta(c * m0 + counts.fn, c * (1 - m0) + counts.lab0 - counts.fn)
-    tp = tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1)
-    fn = fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1)
-    vals = f(tp.astype(float), fn.astype(float))
+    vals = f(np.concatenate(tps).astype(float), np.concatenate(fns).astype(float))
     vals = vals[np.isfinite(vals)]
     a = (1.0 - confidence) / 2.0
     lo, hi = (np.quantile(vals, [a, 1.0 - a]) if vals.size else (0.0, 1.0))

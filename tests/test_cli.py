@@ -26,7 +26,7 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("design", ["passive", "stratified", "importance"])
+@pytest.mark.parametrize("design", ["auto", "passive", "stratified", "importance", "oasis"])
 def test_evaluate_json_and_report(files, design):
     out, rep = files / f"{design}.json", files / f"{design}.html"
     res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
@@ -49,8 +49,8 @@ def test_evaluate_json_and_report(files, design):
 
 def test_api_result_equals_cli_json(files):
     from assay import evaluate
-    res = evaluate(files / "pool.csv", files / "gold.parquet", design="stratified", budget=300,
-                   seed=4, confidence=0.9)
+    res = evaluate(files / "pool.csv", files / "gold.parquet", budget=300, seed=4,
+                   confidence=0.9)        # the default design: auto, since the pool has scores
     out = files / "x.json"
     cli = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
                               str(files / "gold.parquet"), "--budget", "300", "--seed", "4",
@@ -58,6 +58,7 @@ def test_api_result_equals_cli_json(files):
                               "--json", str(out)])
     assert cli.exit_code == 0, cli.output
     assert json.loads(out.read_text()) == res.to_dict()
+    assert res.design == "auto"
     assert len(res.history) > 5 and res.history[-1].labels_used == 300
 
 
@@ -118,3 +119,10 @@ def test_panel_of_simulated_annotators(files):
     names = ("simulated(fpr=0.1,fnr=0.1,seed=0)", "simulated(fpr=0.1,fnr=0.1,seed=1)")
     store = LabelStore(files / "v.db")
     assert all(len(store.labels("default", n)) >= 200 for n in names)
+
+
+def test_default_design_without_scores_is_passive(files):
+    from assay import evaluate
+    pool = pd.read_csv(files / "pool.csv").drop(columns=["score"])
+    res = evaluate(pool, files / "gold.parquet", budget=100, seed=1)
+    assert res.design == "passive"

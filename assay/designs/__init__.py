@@ -32,9 +32,9 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
             raise ValueError("the auto design needs a score or probability column "
                              "(without one, use --design passive)")
         return AutoDesign(score, predictions, budget, rng, alpha=alpha,
-                          first=opt.get("first"), batches=int(opt.get("batches", 10)),
+                          first=opt.get("first"), batches=int(opt.get("batches", 5)),
                           order=opt.get("precomputed_order"), degree=int(opt.get("degree", 0)),
-                          census_share=float(opt.get("census_share", 0.5)))
+                          census_share=opt.get("census_share"))
     if name == "oasis":
         if prior is None and score is None:
             raise ValueError("the oasis design needs a score or probability column")

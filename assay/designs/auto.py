@@ -63,13 +63,15 @@ class AutoDesign(Design):
 
     def __init__(self, score: np.ndarray, predictions: np.ndarray, budget: int,
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
-                 batches: int = 10, pilot_per_stratum: int = 4,
+                 batches: int = 5, pilot_per_stratum: int = 4,
                  order: np.ndarray | None = None, degree: int = 0,
-                 census_share: float = 0.5) -> None:
+                 census_share: float | None = None) -> None:
         n = predictions.shape[0]
-        self.degree, self.census_share = degree, census_share
         self.rng, self.alpha, self.n = rng, alpha, n
         self.budget = int(min(budget, n))
+        if census_share is None:   # imbalanced: every predicted positive fits in half the budget
+            census_share = 0.5 if 2 * int(predictions.sum()) <= self.budget else 0.1
+        self.degree, self.census_share = degree, float(census_share)
         self.first = int(first) if first else int(max(8, min(256, self.budget // 16)))
         self.batches = max(1, int(batches))
         order = _descending_order(score) if order is None else order
@@ -116,10 +118,12 @@ class AutoDesign(Design):
         """The rank calibration fitted to ``labels`` (position → label; default all labels so
         far), as per-stratum moments."""
         labels = self._labels if labels is None else labels
-        cal = self.calibration(labels)
-        if cal is None:
+        fits = self.calibrations(labels)
+        if not fits:
             return None
-        mean_p, mean_pq = cal.stratum_moments(self.grid)
+        moments = [(cal.stratum_moments(self.grid), w) for cal, w in fits]
+        mean_p = sum(w * m[0] for m, w in moments)
+        mean_pq = sum(w * m[1] for m, w in moments)
         return StratumModel(mean_p=mean_p, mean_pq=mean_pq, pos_share=self._pos_share)
 
     def _plan_next_batch(self) -> None:
@@ -192,14 +196,31 @@ class AutoDesign(Design):
         return AutoSample(stratum=stratum, sizes=self.strata.sizes, design=self,
                           seen={d.position: int(lab) for d, lab in zip(draws, labels)})
 
-    def calibration(self, seen: dict[int, int]) -> RankCalibration | None:
+    def calibrations(self, seen: dict[int, int]) -> list[tuple[RankCalibration, float]]:
+        """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
+
+        ``degree`` 0 (default): model averaging over the hinge with a straight decay and the
+        hinge whose decay may steepen (:func:`assay.calibration.fit_hinge_calibration`),
+        weighted by Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail
+        beyond the labels is an extrapolation, and the two shapes bracket it. −1 / −2: one of
+        the two alone; 1 / 2: a plain polynomial in log-rank."""
         if len(seen) < 2:
-            return None
-        pos = np.fromiter(seen.keys(), np.int64, len(seen))
+            return []
+        pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
         labs = np.fromiter(seen.values(), np.float64, len(seen))
-        if self.degree == 0:  # hinge: flat top, power-law decay beyond a fitted knee
-            return fit_hinge_calibration(pos + 1.0, labs, np.log(self.strata.bounds[1:-1] + 1.0))
-        return fit_rank_calibration(pos + 1.0, labs, degree=self.degree)
+        if self.degree > 0:
+            return [(fit_rank_calibration(pos, labs, degree=self.degree), 1.0)]
+        knees = np.log(self.strata.bounds[1:-1] + 1.0)
+        shapes = (1, 2) if self.degree == 0 else (-self.degree,)
+        fits = [fit_hinge_calibration(pos, labs, knees, degree=d) for d in shapes]
+        aic = np.array([c.loglik - c.theta.size for c in fits])
+        w = np.exp(aic - aic.max())
+        return [(c, float(x / w.sum())) for c, x in zip(fits, w)]
+
+    def calibration(self, seen: dict[int, int]) -> RankCalibration | None:
+        """The calibration of largest weight (see :meth:`calibrations`)."""
+        fits = self.calibrations(seen)
+        return max(fits, key=lambda cw: cw[1])[0] if fits else None
 
     def counts(self, seen: dict[int, int]) -> StratumCounts:
         pos = np.fromiter(seen.keys(), np.int64, len(seen))
@@ -230,14 +251,15 @@ class AutoSample(StratifiedSample):
 
     def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
         assert self.design is not None and self.seen is not None
-        cal = self.design.calibration(self.seen)
-        if cal is None:
+        fits = self.design.calibrations(self.seen)
+        if not fits:
             return None
-        res = predictive_f_measure(self.design.counts(self.seen), cal, self.design.grid, alpha,
+        res = predictive_f_measure(self.design.counts(self.seen), fits, self.design.grid, alpha,
                                    confidence)
         if res is None:
             return None
         pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
         lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
+        cal = max(fits, key=lambda cw: cw[1])[0]
         check = fit_check(cal, pos + 1.0, lab, self.design.strata.stratum_of(pos))
         return replace(res, fit=check)
