@@ -1,7 +1,9 @@
 """Speed and memory of the designs at pool scale (default 10^7 items):
 
 * set-up: building the design (sorting, strata, allocation / instrumental distribution);
-* next item: mean cost of a draw over 100,000 draws, at 10^5, 10^6 and 10^7 items;
+* next item: mean cost of a draw over 100,000 draws, at 10^5, 10^6 and 10^7 items; for the
+  adaptive designs (auto, oasis) the cost per label over a 5,000-label run, each draw labelled
+  (Bernoulli(prior)) and fed back, batch re-planning and model refits included;
 * memory: bytes per item retained by the design (tracemalloc, numpy allocations included).
 
     python bench/speed.py [--n 10000000] [--out bench/out/speed.md]
@@ -34,6 +36,9 @@ def synthetic(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return score, pred, prior
 
 
+ADAPTIVE = {"auto": 5_000, "oasis": 5_000}   # labels per run for the adaptive designs
+
+
 def measure(design: str, n: int, draws: int = 100_000) -> dict:
     score, pred, prior = synthetic(n)
     gc.collect()
@@ -44,12 +49,18 @@ def measure(design: str, n: int, draws: int = 100_000) -> dict:
     setup = time.perf_counter() - t0
     retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    adaptive = design in ADAPTIVE
+    truth = (np.random.default_rng(2).random(n) < prior).astype(np.int8) if adaptive else None
+    seen: set[int] = set()
     t0 = time.perf_counter()
     k = 0
-    while k < draws and not des.exhausted():
-        des.draw()
+    while (len(seen) if adaptive else k) < draws and not des.exhausted():
+        d = des.draw()
+        if adaptive:
+            des.update(d, int(truth[d.index]))
+            seen.add(d.index)
         k += 1
-    per = (time.perf_counter() - t0) / max(k, 1)
+    per = (time.perf_counter() - t0) / max(len(seen) if adaptive else k, 1)
     return {"design": design, "n": n, "setup_s": setup, "us_per_draw": per * 1e6,
             "bytes_per_item": retained / n, "peak_bytes_per_item": peak / n}
 
@@ -58,18 +69,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "speed.md"))
+    ap.add_argument("--designs", default="passive,stratified,importance,auto,oasis")
     a = ap.parse_args()
     rows = []
-    for design in ("passive", "stratified", "importance"):
+    for design in a.designs.split(","):
         for n in sorted({100_000, 1_000_000, a.n}):
-            rows.append(measure(design, n))
+            rows.append(measure(design, n, ADAPTIVE.get(design, 100_000)))
             print(rows[-1], flush=True)
     lines = [f"## Speed (`python bench/speed.py --n {a.n}`)", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}; date {dt.date.today().isoformat()}. Synthetic pool "
-             "(normal scores); next-item cost is the mean over 100,000 draws; memory is what the "
-             "design keeps (tracemalloc), divided by the pool size.", "",
-             "| design | items | set-up (s) | next item (µs) | kept (bytes/item) | "
+             "(normal scores); next-item cost is the mean over 100,000 draws (auto and oasis: per "
+             "distinct label over a 5,000-label run with labels fed back, re-planning "
+             "included); memory is what the design keeps (tracemalloc), divided by the pool "
+             "size.", "",
+             "| design | items | set-up (s) | next item / label (µs) | kept (bytes/item) | "
              "peak during set-up (bytes/item) |",
              "|---|---|---|---|---|---|"]
     for r in rows:

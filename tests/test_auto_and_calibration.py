@@ -3,8 +3,9 @@ reproducibility and budget accounting. Their coverage is a benchmark, not yet a 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from assay.calibration import RankGrid, fit_hinge_calibration, fit_rank_calibration
+from assay.calibration import RankGrid, fit_check, fit_hinge_calibration, fit_rank_calibration
 from assay.designs import build_design
 from assay.evaluation import collect, estimate_all
 from assay.estimators import true_f_measure
@@ -64,3 +65,57 @@ def test_auto_design_budget_census_and_reproducibility():
     _, col2, est2 = run(5)
     assert [d.index for d in col.draws] == [d.index for d in col2.draws]
     assert est2["f1"].estimate == est["f1"].estimate
+
+
+def test_rank_grid_cell_means_match_brute_force():
+    rng = np.random.default_rng(4)
+    n = 5000
+    pred_by_rank = (rng.random(n) < np.linspace(0.9, 0.05, n)).astype(np.int8)
+    bounds = np.array([0, 40, 200, 1000, 5000])
+    cum = np.concatenate(([0], np.cumsum(pred_by_rank)))
+    grid = RankGrid.build(bounds, points=400, cum_pred=cum)
+    f = lambda r: 1 / (1 + np.exp(-(2.0 - 1.1 * np.log(r))))          # noqa: E731
+    m, m1, m0 = (x[0] for x in grid.means(f(np.exp(grid.log_ranks))[None, :]))
+    ranks = np.arange(1, n + 1)
+    for h in range(4):
+        sl = slice(bounds[h], bounds[h + 1])
+        p, y = f(ranks[sl].astype(float)), pred_by_rank[sl]
+        assert m[h] == pytest.approx(p.mean(), rel=2e-3)
+        assert m1[h] == pytest.approx(p[y == 1].mean(), rel=2e-2)
+        assert m0[h] == pytest.approx(p[y == 0].mean(), rel=2e-2)
+    assert np.all(np.diff(grid.monotone(np.array([[0.5, 0.7, 0.2, 0.3]]))) <= 0)
+
+
+def test_fit_check_flags_a_misfit_and_auto_falls_back():
+    """Match rate rising down the ranking after a dip (no flat-top-and-decay curve fits): the
+    deviance test rejects and the result is the design-based estimate, with the reason."""
+    rng = np.random.default_rng(8)
+    n = 20_000
+    score = -np.arange(n, dtype=float)                               # rank = position
+    rate = np.where(np.arange(n) < 2000, 0.6, np.where(np.arange(n) < 8000, 0.02, 0.35))
+    truth = (rng.random(n) < rate).astype(np.int8)
+    pred = (np.arange(n) < 3000).astype(np.int8)
+    des = build_design("auto", n=n, predictions=pred, score=score, prior=None, budget=800,
+                       rng=np.random.default_rng(1))
+    col = collect(des, lambda i: int(truth[i]), 800)
+    seen = {d.position: lab for d, lab in zip(col.draws, col.labels)}
+    cal = des.calibration(seen)
+    pos = np.fromiter(seen, np.int64)
+    check = fit_check(cal, pos + 1.0, np.fromiter(seen.values(), float),
+                      des.strata.stratum_of(pos))
+    assert check.p_value < 1e-6
+    est = estimate_all(des, col, pred, 0.95)["f1"]
+    assert est.method != "model" and "does not fit" in est.note
+    assert est.ci_low <= true_f_measure(truth, pred, 0.5) <= est.ci_high
+
+
+def test_fit_check_passes_when_the_model_holds():
+    rng = np.random.default_rng(9)
+    ranks = np.arange(1, 20_001, dtype=float)
+    p = 1 / (1 + np.exp(-(0.5 - 2.0 * np.maximum(np.log(ranks) - np.log(50), 0))))
+    y = (rng.random(ranks.size) < p).astype(float)
+    take = rng.choice(ranks.size, 3000, replace=False)
+    bounds = np.array([0, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 20000])
+    cal = fit_hinge_calibration(ranks[take], y[take], np.log(bounds[1:-1] + 1.0))
+    stratum = np.searchsorted(bounds, ranks[take] - 1, side="right") - 1
+    assert fit_check(cal, ranks[take], y[take], stratum).p_value > 0.01

@@ -1,26 +1,28 @@
-"""``auto`` (experimental): a finite-population, batch-adaptive stratified design for F_α under
-imbalance. Not yet offered by the CLI: on the real pools its model-based intervals cover in
-79–95% of runs (BENCHMARKS.md, "Work in progress"), short of the 93% it must reach.
+"""``auto``: a finite-population, batch-adaptive stratified design for F_α under imbalance, with
+a model-based estimate checked against the labels. The default design whenever scores are given.
 
 1. **Geometric rank strata.** Items are ranked by score; stratum h covers ranks
    [s·2^(h−1), s·2^h) (the first two strata have size s), so the dense top is cut finely and the
    huge, sparse tail coarsely — ~log₂(N/s) strata, none of one item, none starved.
-2. **Census of the top, then batches with Neyman re-allocation.** A first batch labels the
-   top strata in full while they fit in half the budget (``census_share``) and every other
-   stratum lightly; after each batch the rank calibration (C1 of
-   :mod:`assay.calibration`) is refitted to all labels so far and the budget is re-allocated by
-   Neyman's rule n_h ∝ N_h·S_h, S_h² the model variance of the F_α residual
-   (:meth:`assay.estimators.StratumModel.residual_variance`). Strata whose share reaches their size
-   are labelled in full (take-all) and contribute no variance. The next batch fills the
-   deficits, sampling without replacement within strata.
-3. **Estimation.** Stratified expansion with finite-population correction (design-unbiased for
-   the totals given the allocation) is reported beside a model-based estimate
-   (:mod:`assay.predictive`): unlabelled items are predicted stratum by stratum from a rank
-   calibration with a knee (flat top, power-law decay beyond, ``degree=0``; ``degree`` 1 or 2
-   are plain polynomials in log-rank) used as a prior worth 100 labels per stratum, so the
-   interval accounts for positives a lightly sampled tail may still hold.
+2. **Census of the top, then batches with Neyman re-allocation.** Under imbalance (every
+   predicted positive fits in half the budget) a first batch labels the top strata in full while
+   they fit in half the budget (``census_share``; a tenth otherwise) and every other stratum
+   lightly. After each of ``batches`` batches the rank calibration (:mod:`assay.calibration`)
+   is refitted to all labels so far and the budget re-allocated by Neyman's rule
+   n_h ∝ N_h·S_h, S_h² the variance of the F_α residual under the per-stratum rates (Beta
+   posteriors centred on the calibration at its mode;
+   :meth:`assay.estimators.StratumModel.residual_variance`). Strata whose share reaches their
+   size are labelled in full (take-all). Sampling is without replacement within strata.
+3. **Estimation.** A model-based estimate (:mod:`assay.predictive`): unlabelled items are
+   predicted cell by cell (stratum × prediction) from the calibration — flat top, decay beyond a
+   fitted knee, averaged over a straight and a steepening decay — used as a prior worth 100
+   labels in cells whose own labels are few, so the interval accounts for positives a lightly
+   sampled tail may still hold. A deviance test of the calibration against one rate per stratum
+   (:func:`assay.calibration.fit_check`) guards it: below p = 0.01 the design-based stratified
+   estimate (expansion with finite-population correction) is reported instead; otherwise it is
+   given beside the model's.
 
-The budget counts distinct labels (sampling is without replacement).
+The budget counts distinct labels. Coverage and RMSE on the real pools: BENCHMARKS.md.
 """
 from __future__ import annotations
 
