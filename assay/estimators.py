@@ -14,12 +14,18 @@ the estimated total of z_i = (y_i − R̂ x_i) / X̂.
 
 Intervals (``interval="auto"``, the default):
 
-* **delta** — R̂ ± z·SE, used when the sample holds the equivalent of at least 10 "successes" and
-  10 "failures": n_eff·min(R̂, 1 − R̂) ≥ 10 with n_eff = R̂(1 − R̂)/SE² (Kish's effective size);
-* **exact** — otherwise, the Clopper–Pearson interval at the effective sample size and effective
-  count n_eff·R̂ (Korn & Graubard 1998, the standard for proportions from complex samples). It
-  stays inside [0, 1], is asymmetric near the bounds, errs on the wide side, and does not
-  collapse when R̂ is 0 or 1 (then n_eff is the number of labelled items in the denominator).
+* **delta** — R̂ ± z·SE, used when the sample holds at least 10 "successes" and 10 "failures",
+  both as distinct labelled items (y = 1, and x > 0 with y = 0) and in effect:
+  n_eff·min(R̂, 1 − R̂) ≥ 10 with n_eff = R̂(1 − R̂)/SE² (Kish's effective size). The count of
+  items matters under unequal weights: one labelled false negative drawn with a small
+  probability makes a large, seemingly precise variance-based n_eff out of a single
+  observation (on dblp_acm, importance sampling's delta intervals then missed in 11 of 13
+  such runs);
+* **exact** — otherwise, the Clopper–Pearson interval at the effective sample size
+  n* = min(n_eff, n) and effective count n*·R̂, n the distinct labelled items in the
+  denominator (Korn & Graubard 1998, the standard for proportions from complex samples, with
+  their truncation of the design effect at 1). It stays inside [0, 1], is asymmetric near the
+  bounds, errs on the wide side, and does not collapse when R̂ is 0 or 1 (then n* = n).
   A Wilson interval at n_eff was tried first and rejected: with one or two labelled positives it
   excludes the truth far more often than 5% (e.g. R̂ = 1 from n = 1 gives [0.21, 1]);
 * **undefined** — when X̂ = 0 (e.g. recall before any positive has been labelled): no estimate
@@ -176,28 +182,36 @@ def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float
 
 
 def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
-                   interval: str = "auto") -> tuple[float, float, str, float]:
-    """Interval for a ratio in [0, 1] from its linearised variance (see module docstring)."""
+                   interval: str = "auto", n_fail: int | None = None,
+                   n_success: int | None = None) -> tuple[float, float, str, float]:
+    """Interval for a ratio in [0, 1] from its linearised variance (see module docstring).
+    ``n_domain``: distinct labelled items in the denominator, of which ``n_success`` in the
+    numerator and ``n_fail`` not (unknown: not checked)."""
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     if var > 0.0 and 0.0 < r < 1.0 and math.isfinite(var):
         n_eff = r * (1.0 - r) / var
     else:
         n_eff = float(n_domain)
+    counts_ok = min(MIN_NORMAL_COUNT if n_fail is None else n_fail,
+                    MIN_NORMAL_COUNT if n_success is None else n_success) >= MIN_NORMAL_COUNT
     if interval == "delta" or (interval == "auto" and var > 0.0 and math.isfinite(var)
-                               and n_eff * min(r, 1.0 - r) >= MIN_NORMAL_COUNT):
+                               and counts_ok and n_eff * min(r, 1.0 - r) >= MIN_NORMAL_COUNT):
         se = math.sqrt(var)
         return max(0.0, r - z * se), min(1.0, r + z * se), "delta", n_eff
-    lo, hi = korn_graubard_interval(r, n_eff, confidence)
-    return lo, hi, "exact", n_eff
+    n_star = min(n_eff, float(n_domain)) if n_domain > 0 else n_eff
+    lo, hi = korn_graubard_interval(r, n_star, confidence)
+    return lo, hi, "exact", n_star
 
 
 def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
               confidence: float = 0.95, measure: str | None = None,
-              interval: str = "auto", n_domain: int | None = None) -> Estimate:
+              interval: str = "auto", n_domain: int | None = None,
+              n_success: int | None = None) -> Estimate:
     """Estimate F_α = Y/X (seed 002, eqs. 1 and 3) with a linearised variance and interval.
 
     ``labels`` and ``predictions`` are per draw (aligned with the sample). ``n_domain`` is the
-    number of distinct labelled items with x_i > 0 (defaults to the count over draws).
+    number of distinct labelled items with x_i > 0, ``n_success`` of those with y_i = 1
+    (both default to the counts over draws).
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
@@ -219,6 +233,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     z_lin = (y - r * x) / x_tot
     _, var = sample.total(z_lin)
     m = int(np.count_nonzero(x > 0)) if n_domain is None else n_domain
+    k = int(np.count_nonzero(y > 0)) if n_success is None else n_success
     predictive = getattr(sample, "predictive", None)
     misfit = ""
     if predictive is not None and interval != "design":
@@ -228,7 +243,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                       f"{res.fit.deviance:.1f} on {res.fit.df} df, p = {res.fit.p_value:.2g}): "
                       "design-based estimate and interval")
         elif res is not None:
-            d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto")
+            d_lo, d_hi, d_method, _ = ratio_interval(r, var, m, confidence, "auto", m - k, k)
             return Estimate(name, alpha, res.estimate, res.ci_low, res.ci_high,
                             math.sqrt(var) if math.isfinite(var) else None, confidence, "model",
                             None, PREDICTIVE_NOTE,
@@ -237,7 +252,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     extra: dict[str, Any] = {}
     note = ""
     lo, hi, method, n_eff = ratio_interval(r, var, m, confidence,
-                                           "auto" if interval == "design" else interval)
+                                           "auto" if interval == "design" else interval, m - k, k)
     se = math.sqrt(var) if math.isfinite(var) else None
     if isinstance(sample, StratifiedSample) and alpha < 1.0:
         unseen = unseen_positive_bound(sample, ell, confidence)

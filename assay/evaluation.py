@@ -56,7 +56,8 @@ def estimate_all(design: Design, collected: Collected, predictions: np.ndarray,
     out = {}
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
-        out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom)
+        n_tp = int(np.count_nonzero(ipred * ilab > 0))
+        out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp)
     return out
 
 
