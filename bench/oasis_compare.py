@@ -8,6 +8,7 @@ table, with the ratio assay/peer (below 1: assay is more accurate).
     bash bench/oasis_peer/setup.sh            # once: the peer's venv bench/.venv-oasis
     .venv/bin/python bench/oasis_compare.py --reps 200
     .venv/bin/python bench/oasis_compare.py --reps 20 --pools restaurant abt_buy --budgets 250 500
+    .venv/bin/python bench/oasis_compare.py --reps 200 --auto   # and assay's auto, same seeds
 
 Like for like: both samplers get the same inputs. When a pool has a calibrated ``probability``
 column, both stratify on it and take it as the prior (the peer with ``proba=True``, as in the
@@ -113,6 +114,19 @@ def run_assay(pool: PoolArrays, budget: int, reps: int, seed: int, n_strata: int
     return est, draws, strata.count
 
 
+def run_auto(name: str, budget: int, reps: int, seed: int) -> tuple[np.ndarray, float, float]:
+    """assay's ``auto`` design on the same pool and seeds: final F1 estimates, the coverage of
+    its 95% intervals and their mean half-width."""
+    from assay.pool import load_pool
+    from assay.simulation import simulate
+    frame = pd.read_parquet(ER / f"{name}.parquet")
+    pool = load_pool(frame)
+    score = pool.score if pool.score is not None else pool.probability
+    res = simulate("auto", frame["label"].to_numpy(), pool.prediction, score, None, budget,
+                   reps, seed=seed, measures={"f1": 0.5})["f1"]
+    return res.estimate, res.coverage(), res.half_width()
+
+
 def start_peer(pool: str, budget: int, reps: int, seed: int, peer_strata: str,
                peer_bins: str) -> subprocess.Popen:
     cmd = [str(PEER_PY), str(PEER), pool, str(budget), str(reps), str(seed)]
@@ -159,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="assay's strata: assay.designs.strata.csf_strata (default) or "
                          "Algorithm 1 exactly as the package codes it")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument("--auto", action="store_true",
+                    help="also run assay's auto design on the same seeds (RMSE, ratio to the "
+                         "peer, coverage and half-width of its 95%% intervals)")
     args = ap.parse_args(argv)
     if not PEER_PY.exists():
         sys.exit(f"no peer venv at {PEER_PY}: run `bash bench/oasis_peer/setup.sh` first")
@@ -170,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{platform.node()}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| pool | budget | true F1 | assay RMSE | peer RMSE | ratio | assay bias | peer bias "
-          "| assay draws | peer iters | K assay/peer |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| assay draws | peer iters | K assay/peer |"
+          + (" auto RMSE | auto/peer | auto coverage | auto half-width |" if args.auto else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+          + ("---:|---:|---:|---:|" if args.auto else ""))
     for name in args.pools:
         pool = load(name, args.prior)
         for budget in args.budgets:
@@ -180,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             proc = start_peer(name, budget, args.reps, args.seed, peer_strata, bins)
             a_est, a_draws, a_k = run_assay(pool, budget, args.reps, args.seed, args.n_strata,
                                        args.v_star, args.assay_strata)
+            auto = run_auto(name, budget, args.reps, args.seed) if args.auto else None
             p_est, p_its, p_k = finish_peer(proc)
             a_rmse, p_rmse = rmse(a_est, pool.truth), rmse(p_est, pool.truth)
             row = {"pool": name, "budget": budget, "truth": pool.truth, "reps": args.reps,
@@ -188,10 +208,18 @@ def main(argv: list[str] | None = None) -> int:
                    "peer_bias": float(np.nanmean(p_est) - pool.truth),
                    "assay_draws": float(a_draws.mean()), "peer_iterations": float(p_its.mean()),
                    "assay_strata": a_k, "peer_strata": p_k}
+            extra = ""
+            if auto is not None:
+                row.update({"auto_rmse": rmse(auto[0], pool.truth),
+                            "auto_bias": float(np.nanmean(auto[0]) - pool.truth),
+                            "auto_coverage": auto[1], "auto_half_width": auto[2]})
+                extra = (f" {row['auto_rmse']:.4f} | {row['auto_rmse'] / p_rmse:.2f} | "
+                         f"{auto[1]:.3f} | {auto[2]:.4f} |")
             rows.append(row)
             print(f"| {name} | {budget} | {pool.truth:.4f} | {a_rmse:.4f} | {p_rmse:.4f} | "
                   f"{a_rmse / p_rmse:.2f} | {row['assay_bias']:+.4f} | {row['peer_bias']:+.4f} | "
-                  f"{row['assay_draws']:.0f} | {row['peer_iterations']:.0f} | {a_k}/{p_k} |", flush=True)
+                  f"{row['assay_draws']:.0f} | {row['peer_iterations']:.0f} | {a_k}/{p_k} |"
+                  + extra, flush=True)
     print(f"\n({time.time() - started:.0f} s; command: {' '.join(sys.argv)})")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
