@@ -47,9 +47,9 @@ def history_figure(result: EvaluationResult, truth: dict[str, float] | None = No
 def _table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "<p>(this design has no strata)</p>"
-    cols = list(rows[0])
+    cols = list(dict.fromkeys(c for r in rows for c in r))
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(r[c])}</td>" for c in cols) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(r.get(c, ''))}</td>" for c in cols) + "</tr>"
                    for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -68,6 +68,9 @@ def render_html(result: EvaluationResult, truth: dict[str, float] | None = None)
         row = {"measure": m, "estimate": e.estimate if e.defined else "undefined",
                "ci_low": e.ci_low if e.defined else "—", "ci_high": e.ci_high if e.defined
                else "—", "interval": e.method, "note": e.note}
+        if "design_interval" in e.extra:   # a model-based estimate: the design-based one beside
+            lo, hi = e.extra["design_interval"]
+            row["design-based"] = f"{e.extra['design_estimate']:.4g} [{lo:.4g}, {hi:.4g}]"
         if truth:
             row["truth"] = truth.get(m, float("nan"))
         est_rows.append(row)

@@ -45,6 +45,8 @@ def test_evaluate_json_and_report(files, design):
     page = rep.read_text()
     assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
     assert "Strata" in page and "Parameters" in page
+    if design == "auto":
+        assert "design-based" in page
 
 
 def test_api_result_equals_cli_json(files):
