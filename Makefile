@@ -23,6 +23,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/label_efficiency.py
 	$(BIN)/python bench/speed.py
+	@echo "OASIS against the original package: bash bench/oasis_peer/setup.sh, then"
+	@echo "  $(BIN)/python bench/oasis_compare.py --reps 200 --auto --assay-strata algorithm1"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -264,6 +264,11 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                     f"{unseen['unseen_positive_bound']:,.0f}")
     if misfit:
         note = misfit + ("; " + note if note else "")
+    if method == "exact":
+        exact = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too few "
+                 f"successes or failures for the normal approximation ({k} of {m} labelled "
+                 "items in the numerator), so it errs on the wide side")
+        note = exact + ("; " + note if note else "")
     return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff, note, extra)
 
 

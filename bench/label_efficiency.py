@@ -30,9 +30,10 @@ DESIGNS = {
     "stratified-neyman": ("stratified", {"allocation": "neyman"}),
     "stratified-prop": ("stratified", {"allocation": "proportional"}),
     "importance": ("importance", {}),
-    "auto": ("auto", {}),          # experimental: run with --designs auto
+    "auto": ("auto", {}),
+    "oasis": ("oasis", {}),
 }
-DEFAULT_DESIGNS = ["passive", "stratified-neyman", "stratified-prop", "importance"]
+DEFAULT_DESIGNS = ["auto", "passive", "stratified-neyman", "stratified-prop", "importance"]
 
 
 def run_cell(args: tuple[str, str, int, int]) -> dict:
