@@ -1,5 +1,5 @@
-"""The rank calibration, the predictive estimator and the (experimental) auto design: exactness,
-reproducibility and budget accounting. Their coverage is a benchmark, not yet a claim."""
+"""The rank calibration, the predictive estimator and the auto design: exactness,
+reproducibility, budget accounting, the fit check. Coverage on the real pools: test_coverage.py."""
 from __future__ import annotations
 
 import numpy as np

@@ -24,7 +24,8 @@ def build_design(name: str, *, n: int, predictions: np.ndarray, score: np.ndarra
     Options: passive ``replace`` (default False); stratified ``strata`` ('csf'|'equal'),
     ``n_strata`` (30), ``allocation`` ('neyman'|'proportional'); importance ``epsilon`` (0.1);
     oasis ``oasis_epsilon`` (1e-3), ``n_strata``, ``strata``, ``prior_strength``,
-    ``decaying_prior``, ``v_star``; auto ``first``, ``batches``, ``degree`` (experimental).
+    ``decaying_prior``, ``v_star``; auto ``first``, ``batches`` (5), ``degree`` (0: the averaged
+    hinge calibrations), ``census_share`` (default: ½ under imbalance, else 0.1).
     """
     opt = dict(options or {})
     if name == "auto":
