@@ -41,26 +41,16 @@ class RankCalibration:
             th[:, 2] = np.minimum(th[:, 2], 0.0)
         return th
 
-    def probability(self, rank: np.ndarray, draws: int = 0,
-                    rng: np.random.Generator | None = None) -> np.ndarray:
-        """P(ℓ = 1) at ``rank``; with ``draws`` > 0 the mean over parameter draws."""
-        lr = np.log(np.asarray(rank, dtype=np.float64))
-        if draws <= 0:
-            return _expit(_logit(self.theta, lr - self.knee))
-        gen = rng if rng is not None else np.random.default_rng(0)
-        th = gen.multivariate_normal(self.theta, self.cov, size=draws)
-        return _expit(_logit(th, lr - self.knee)).mean(axis=0)
+    def probability(self, rank: np.ndarray) -> np.ndarray:
+        """P(ℓ = 1) at ``rank``, at the mode θ̂."""
+        return _expit(_logit(self.theta, np.log(np.asarray(rank, dtype=np.float64)) - self.knee))
 
-    def stratum_moments(self, grid: RankGrid, draws: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Per stratum of ``grid``: mean of π and of π(1−π) over its ranks; with ``draws`` > 0
-        averaged over parameter uncertainty (a fixed internal seed keeps the result a function
-        of the data only), else at the mode."""
-        th = (self.draw(np.random.default_rng(12345), draws) if draws > 0
-              else self.theta[None, :])
-        p = grid.monotone(_expit(_logit(th, grid.log_ranks - self.knee)))
-        mean_p = grid.means(p)[0].mean(axis=0)
-        mean_pq = grid.means(p * (1 - p))[0].mean(axis=0)
-        return mean_p, mean_pq
+    def stratum_moments(self, grid: RankGrid) -> tuple[np.ndarray, np.ndarray]:
+        """Per stratum of ``grid``: mean of π and of π(1−π) over its ranks, at the mode θ̂
+        (averaging over the parameters' uncertainty instead sent the auto design's labels to the
+        empty tail: BENCHMARKS.md)."""
+        p = grid.monotone(_expit(_logit(self.theta, grid.log_ranks - self.knee)))
+        return grid.means(p)[0][0], grid.means(p * (1 - p))[0][0]
 
 
 @dataclass(frozen=True)
@@ -175,43 +165,29 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
     return best
 
 
-def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray,
-                         weights: np.ndarray | None = None, prior_sd: float = PRIOR_SD,
+def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray, prior_sd: float = PRIOR_SD,
                          iterations: int = 50, degree: int = 1,
                          knee: float = 0.0) -> RankCalibration:
-    """Penalised (pseudo-)maximum likelihood of (C1) by Newton's method.
-
-    With ``weights`` (design weights N_h/n_h) the fit targets the population-level curve — the
-    one a census of the pool would give — instead of the curve of the labelled sample, which a
-    top-heavy design over-represents; weights are rescaled to mean 1 and the covariance is the
-    sandwich H⁻¹JH⁻¹ of the weighted score (Binder 1983). ``degree`` 2 adds a log²-rank term.
-    """
+    """Penalised maximum likelihood of (C1) by Newton's method; ``degree`` 2 adds a log²-rank
+    term. Sampling depends on the rank only, so the labels need no design weights."""
     lr = np.log(np.asarray(ranks, dtype=np.float64))
     y = np.asarray(labels, dtype=np.float64)
-    w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=np.float64)
-    w = w / w.mean()
     X = design_matrix(lr, degree, knee)
     theta = np.zeros(degree + 1)
     prec = np.eye(degree + 1) / prior_sd**2
     for _ in range(iterations):
         p = _expit(X @ theta)
-        grad = X.T @ (w * (y - p)) - prec @ theta
-        hess = (X * (w * p * (1 - p))[:, None]).T @ X + prec
+        grad = X.T @ (y - p) - prec @ theta
+        hess = (X * (p * (1 - p))[:, None]).T @ X + prec
         step = np.linalg.solve(hess, grad)
         theta = theta + step
         if np.max(np.abs(step)) < 1e-9:
             break
     p = _expit(X @ theta)
-    hess = (X * (w * p * (1 - p))[:, None]).T @ X + prec
-    h_inv = np.linalg.inv(hess)
-    if weights is None:
-        cov = h_inv
-    else:
-        u = X * (w * (y - p))[:, None]
-        cov = h_inv @ (u.T @ u + prec) @ h_inv
+    hess = (X * (p * (1 - p))[:, None]).T @ X + prec
     eps = 1e-300
-    loglik = float(np.sum(w * (y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps))))
-    return RankCalibration(theta=theta, cov=cov, n_labels=int(y.size),
+    loglik = float(np.sum(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
+    return RankCalibration(theta=theta, cov=np.linalg.inv(hess), n_labels=int(y.size),
                            n_positive=int(y.sum()), knee=knee, loglik=loglik)
 
 

@@ -103,7 +103,12 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     tp_seen, fn_seen = float(counts.tp.sum()), float(counts.fn.sum())
     c1 = cell_strength(counts.tp, counts.lab1, concentration)
     c0 = cell_strength(counts.fn, counts.lab0, concentration)
-    j1, j0 = J * (c1 == 0), J * (c0 == 0)
+
+    def posterior(m: np.ndarray, c: np.ndarray, k: np.ndarray, n: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Beta(c·m + k, c·(1 − m) + n − k), or Jeffreys' Beta(k + ½, n − k + ½) where c = 0."""
+        j = J * (c == 0)
+        return c * m + k + j, c * (1 - m) + n - k + j
 
     def f(tp: np.ndarray, fn: np.ndarray) -> np.ndarray:
         den = alpha * pp_total + (1.0 - alpha) * (tp + fn)
@@ -115,8 +120,9 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     tps, fns = [], []
     for k, (model, w) in enumerate(models):
         m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model.knee))
-        p1_hat = (c1 * m1_hat + counts.tp + j1) / (c1 + counts.lab1 + 2 * j1)
-        p0_hat = (c0 * m0_hat + counts.fn + j0) / (c0 + counts.lab0 + 2 * j0)
+        a1, b1 = posterior(m1_hat, c1, counts.tp, counts.lab1)
+        a0, b0 = posterior(m0_hat, c0, counts.fn, counts.lab0)
+        p1_hat, p0_hat = a1 / (a1 + b1), a0 / (a0 + b0)
         tp_hat += w / total_w * (tp_seen + float(u1 @ p1_hat))
         fn_hat += w / total_w * (fn_seen + float(u0 @ p0_hat))
         d = int(round(draws * w / total_w)) if k < len(models) - 1 else draws - sum(map(len, tps))
@@ -124,8 +130,8 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
             continue
         m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12)
                   for m in cell_rates(model.draw(rng, d), grid, model.knee))   # d × K
-        p1 = rng.beta(c1 * m1 + counts.tp + j1, c1 * (1 - m1) + counts.lab1 - counts.tp + j1)
-        p0 = rng.beta(c0 * m0 + counts.fn + j0, c0 * (1 - m0) + counts.lab0 - counts.fn + j0)
+        p1 = rng.beta(*posterior(m1, c1, counts.tp, counts.lab1))
+        p0 = rng.beta(*posterior(m0, c0, counts.fn, counts.lab0))
         tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))
         fns.append(fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1))
     est = float(f(np.array(tp_hat), np.array(fn_hat)))

@@ -27,12 +27,13 @@ The budget counts distinct labels. Coverage and RMSE on the real pools: BENCHMAR
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from assay.calibration import (RankCalibration, RankGrid, fit_check, fit_hinge_calibration,
-                               fit_rank_calibration)
+from assay.calibration import (FitCheck, RankCalibration, RankGrid, fit_check,
+                               fit_hinge_calibration, fit_rank_calibration)
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.designs.strata import Strata, _descending_order
 from assay.designs.stratified import allocate
@@ -116,11 +117,9 @@ class AutoDesign(Design):
         self._queue = list(self.rng.permutation(batch)[::-1])
         self._planned += int(add.sum())
 
-    def _model(self, labels: dict[int, int] | None = None) -> StratumModel | None:
-        """The rank calibration fitted to ``labels`` (position → label; default all labels so
-        far), as per-stratum moments."""
-        labels = self._labels if labels is None else labels
-        fits = self.calibrations(labels)
+    def _model(self) -> StratumModel | None:
+        """The rank calibration fitted to all labels so far, as per-stratum moments."""
+        fits = self.calibrations(self._labels)
         if not fits:
             return None
         moments = [(cal.stratum_moments(self.grid), w) for cal, w in fits]
@@ -138,11 +137,8 @@ class AutoDesign(Design):
             weights = sizes.astype(float)
         else:
             # per-stratum rate: Beta posterior with the calibration as prior mean (2 pseudo-labels)
-            pos = np.flatnonzero(np.fromiter(self._labels.values(), np.int64, len(self._labels)))
-            h_all = self.strata.stratum_of(np.fromiter(self._labels.keys(), np.int64,
-                                                       len(self._labels)))
-            k_h = np.bincount(h_all[pos], minlength=self.strata.count)
-            n_h = np.bincount(h_all, minlength=self.strata.count)
+            seen = self.counts(self._labels)
+            k_h, n_h = seen.tp + seen.fn, seen.lab1 + seen.lab0
             rate = (k_h + PRIOR_LABELS * model.mean_p) / (n_h + PRIOR_LABELS)
             tp = float((rate * self._pos_share * sizes).sum())
             npos = float((rate * sizes).sum())
@@ -221,8 +217,7 @@ class AutoDesign(Design):
 
     def calibration(self, seen: dict[int, int]) -> RankCalibration | None:
         """The calibration of largest weight (see :meth:`calibrations`)."""
-        fits = self.calibrations(seen)
-        return max(fits, key=lambda cw: cw[1])[0] if fits else None
+        return leading(self.calibrations(seen))
 
     def counts(self, seen: dict[int, int]) -> StratumCounts:
         pos = np.fromiter(seen.keys(), np.int64, len(seen))
@@ -243,25 +238,44 @@ class AutoDesign(Design):
                  "take_all": bool(self.n_h[h] >= sizes[h])} for h in range(self.strata.count)]
 
 
+def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None:
+    """The calibration of largest weight among ``fits``."""
+    return max(fits, key=lambda cw: cw[1])[0] if fits else None
+
+
 @dataclass(frozen=True)
 class AutoSample(StratifiedSample):
     """A stratified sample that also offers the model-based estimate of
-    :mod:`assay.predictive` (used by :func:`assay.estimators.f_measure`)."""
+    :mod:`assay.predictive` (used by :func:`assay.estimators.f_measure`). The calibrations,
+    cell counts and fit check depend on the labels only, so they are computed once and serve
+    every measure."""
 
     design: AutoDesign | None = None
     seen: dict[int, int] | None = None
 
-    def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
+    @cached_property
+    def _fits(self) -> list[tuple[RankCalibration, float]]:
         assert self.design is not None and self.seen is not None
-        fits = self.design.calibrations(self.seen)
-        if not fits:
-            return None
-        res = predictive_f_measure(self.design.counts(self.seen), fits, self.design.grid, alpha,
-                                   confidence)
-        if res is None:
-            return None
+        return self.design.calibrations(self.seen)
+
+    @cached_property
+    def _counts(self) -> StratumCounts:
+        assert self.design is not None and self.seen is not None
+        return self.design.counts(self.seen)
+
+    @cached_property
+    def _check(self) -> FitCheck:
+        assert self.design is not None and self.seen is not None
         pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
         lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
-        cal = max(fits, key=lambda cw: cw[1])[0]
-        check = fit_check(cal, pos + 1.0, lab, self.design.strata.stratum_of(pos))
-        return replace(res, fit=check)
+        cal = leading(self._fits)
+        assert cal is not None
+        return fit_check(cal, pos + 1.0, lab, self.design.strata.stratum_of(pos))
+
+    def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
+        assert self.design is not None
+        if not self._fits:
+            return None
+        res = predictive_f_measure(self._counts, self._fits, self.design.grid, alpha,
+                                   confidence)
+        return None if res is None else replace(res, fit=self._check)
