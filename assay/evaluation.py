@@ -233,16 +233,14 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                 "scores are not calibrated log-odds its intervals can miss badly (on the real "
                 "amazon_google pool they cover in 4-74% of runs): prefer the stratified design "
                 "or give a calibrated 'probability' column")
-        est = {k: replace(e, note=(e.note + "; " if e.note else "") + warn)
-               for k, e in est.items()}
+        est = _with_note(est, warn)
     if isinstance(source, Panel):
         skipped = len(collected.skipped)
         panel = (f"labels are the majority of a panel of {len(source.members)} annotators "
                  f"({source.votes} votes; {source.disagreements} items with disagreeing votes"
                  + (f"; {skipped} items without a majority were skipped" if skipped else "")
                  + "): the estimates target the measure under the panel's majority labels")
-        est = {k: replace(e, note=(e.note + "; " if e.note else "") + panel)
-               for k, e in est.items()}
+        est = _with_note(est, panel)
     if not history or history[-1].labels_used != collected.distinct:
         history.append(HistoryPoint(collected.distinct, len(collected.draws), est))
     if progress is not None:
@@ -253,6 +251,11 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                             draw_labels=collected.labels, new_labels=counts["new"],
                             reused_labels=counts["reused"], strata=des.strata_table(),
                             pool_source=pool.source, annotator=source.annotator)
+
+
+def _with_note(est: dict[str, Estimate], text: str) -> dict[str, Estimate]:
+    """Every estimate with ``text`` appended to its note."""
+    return {k: replace(e, note=(e.note + "; " if e.note else "") + text) for k, e in est.items()}
 
 
 class _StoreSession:
