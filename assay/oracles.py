@@ -164,10 +164,10 @@ def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
 
     With an ``annotator`` column an item may have several labels, one per annotator: they
     become a :class:`Panel` whose majority is the label."""
-    if "annotator" in df.columns and "label" in df.columns:
+    cols = [c for c in (pool.id_columns if all(c in df.columns for c in pool.id_columns)
+                        else ["id"]) if c in df.columns]
+    if "annotator" in df.columns and "label" in df.columns and cols:
         names = df["annotator"].astype(str)
-        cols = [c for c in (pool.id_columns if all(c in df.columns for c in pool.id_columns)
-                            else ["id"]) if c in df.columns]
         dup = df.assign(annotator=names).duplicated(cols + ["annotator"], keep="first")
         if dup.any():
             row = int(np.flatnonzero(dup.to_numpy())[0])
@@ -175,13 +175,14 @@ def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
                                   f"{names.iloc[row]!r}", expected="one label per item and "
                                   "annotator")
         binary_column(df, "label", name, kind)   # row numbers of the whole file in errors
-        members: list[LabelSource] = []
-        for who in sorted(names.unique()):
-            part = df.loc[names == who].drop(columns=["annotator"])
-            arr = gold_from_frame(part, name, kind, pool, who)
-            assert isinstance(arr, ArrayLabels)
-            members.append(ArrayLabels(arr.values, who, name, missing_skips=True))
-        return members[0] if len(members) == 1 else Panel(members)
+        members = [gold_from_frame(df.loc[names == who].drop(columns=["annotator"]), name, kind,
+                                   pool, who) for who in sorted(names.unique())]
+        if len(members) == 1:       # one annotator: a gold file like any other
+            return members[0]
+        for m in members:           # a panel member who did not label an item abstains
+            assert isinstance(m, ArrayLabels)
+            m.missing_skips = True
+        return Panel(members)
     if "label" not in df.columns:
         raise AssayInputError(name, "missing column 'label'",
                               expected=f"columns {pool.id_columns + ['label']} or ['id', 'label']")

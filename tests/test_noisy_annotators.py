@@ -100,6 +100,20 @@ def test_gold_file_with_annotator_column(tmp_path):
         label_source(path, load_pool(df))
 
 
+def test_gold_file_with_annotator_column_errors(tmp_path):
+    df, truth, _ = _pool(50)
+    pool = load_pool(df)
+    path = tmp_path / "gold.csv"
+    pd.DataFrame({"key": df["id"], "label": truth, "annotator": "a"}).to_csv(path, index=False)
+    with pytest.raises(AssayInputError, match="missing id column"):
+        label_source(path, pool)
+    one = pd.DataFrame({"id": df["id"][:10], "label": truth[:10], "annotator": "a"})
+    one.to_csv(path, index=False)
+    src = label_source(path, pool)         # a single annotator: missing labels are an error
+    with pytest.raises(AssayInputError, match="no label for item"):
+        src.label(20, "i20")
+
+
 REPS = 400
 SE = math.sqrt(0.95 * 0.05 / REPS)
 
