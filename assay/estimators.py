@@ -250,7 +250,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                             {"design_estimate": r, "design_interval": (d_lo, d_hi),
                              "design_method": d_method})
     extra: dict[str, Any] = {}
-    note = ""
+    unseen_note = ""
     lo, hi, method, n_eff = ratio_interval(r, var, m, confidence,
                                            "auto" if interval == "design" else interval, m - k, k)
     se = math.sqrt(var) if math.isfinite(var) else None
@@ -258,17 +258,15 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
         unseen = unseen_positive_bound(sample, ell, confidence)
         extra.update(unseen)
         if unseen["unseen_strata"]:
-            note = (f"design-based: {unseen['unseen_strata']} strata "
-                    f"({unseen['unseen_items']:,.0f} unlabelled items) where no positive was "
-                    f"labelled are taken to hold none; their labels allow up to "
-                    f"{unseen['unseen_positive_bound']:,.0f}")
-    if misfit:
-        note = misfit + ("; " + note if note else "")
-    if method == "exact":
-        exact = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too few "
-                 f"successes or failures for the normal approximation ({k} of {m} labelled "
-                 "items in the numerator), so it errs on the wide side")
-        note = exact + ("; " + note if note else "")
+            unseen_note = (f"design-based: {unseen['unseen_strata']} strata "
+                           f"({unseen['unseen_items']:,.0f} unlabelled items) where no positive "
+                           f"was labelled are taken to hold none; their labels allow up to "
+                           f"{unseen['unseen_positive_bound']:,.0f}")
+    exact_note = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too few "
+                  f"successes or failures for the normal approximation ({k} of {m} labelled "
+                  "items in the numerator), so it errs on the wide side"
+                  if method == "exact" else "")
+    note = "; ".join(x for x in (exact_note, misfit, unseen_note) if x)
     return Estimate(name, alpha, r, lo, hi, se, confidence, method, n_eff, note, extra)
 
 

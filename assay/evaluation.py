@@ -54,9 +54,9 @@ def estimate_all(design: Design, collected: Collected, predictions: np.ndarray,
     ilab = np.fromiter(collected.labelled.values(), np.int64, len(collected.labelled))
     ipred = predictions[items] if items.size else np.zeros(0)
     out = {}
+    n_tp = int(np.count_nonzero(ipred * ilab > 0))
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
-        n_tp = int(np.count_nonzero(ipred * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp)
     return out
 
