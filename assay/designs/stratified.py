@@ -132,7 +132,7 @@ class StratifiedDesign(Design):
         temporaries of one chunk."""
         k = self.strata.count
         s1, s2 = np.zeros(k), np.zeros(k)
-        order, bounds = self.strata.order, self.strata.bounds
+        order = self.strata.order
         chunk = 1 << 20
         for start in range(0, order.shape[0], chunk):
             idx = order[start:start + chunk]
@@ -142,7 +142,7 @@ class StratifiedDesign(Design):
             mean_e = np.where(yhat == 1, p * (1 - f0) - (1 - p) * alpha * f0,
                               -(1 - alpha) * f0 * p)
             sq = residual_sd(p, yhat, alpha, f0) ** 2
-            h = np.searchsorted(bounds, np.arange(start, start + idx.shape[0]), "right") - 1
+            h = self.strata.stratum_of(np.arange(start, start + idx.shape[0]))
             s1 += np.bincount(h, weights=mean_e, minlength=k)
             s2 += np.bincount(h, weights=sq, minlength=k)
         sizes = self.strata.sizes
