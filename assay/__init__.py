@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 __all__ = ["EvaluationResult", "Pool", "evaluate", "load_pool"]
 
 _LAZY = {"evaluate": "assay.evaluation", "EvaluationResult": "assay.evaluation",
-         "load_pool": "assay.pool", "Pool": "assay.pool"}
+         "load_pool": "assay.formats.pool", "Pool": "assay.formats.pool"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,29 @@
-"""The one error type a user sees for their own mistakes (bad files, bad options)."""
+"""The one error hierarchy of assay.
+
+* :class:`AssayError` — every error assay raises on purpose.
+* :class:`AssayInputError` — the user's own mistake (a bad file, row, option or store): the CLI
+  prints ``str(error)`` on one line and exits with code 2, never a traceback.
+* :class:`LabelConflict` — a label source disagrees with labels already stored for the same
+  items and annotator (an input error: the user chooses keep, replace or another annotator).
+* :class:`StoreError` — the label store cannot be used as asked (also an input error: a foreign
+  table, a schema it cannot migrate, a value too large for a column).
+* :class:`EstimationError` — a statistical routine was called with arrays that break its
+  contract (a programming error of the caller, not of the user).
+
+>>> str(AssayInputError("pool.csv", "duplicate id '7'", where="line 9", expected="each id once"))
+"pool.csv, line 9: duplicate id '7' (expected each id once)"
+>>> issubclass(LabelConflict, AssayInputError) and issubclass(AssayInputError, AssayError)
+True
+"""
 from __future__ import annotations
 
 
-class AssayInputError(ValueError):
-    """Bad input: names the source (file or object), the row/line, and what was expected.
+class AssayError(Exception):
+    """Base class of every error assay raises on purpose."""
+
+
+class AssayInputError(AssayError, ValueError):
+    """Bad input: names the source (file, option or object), the row/line, and what was expected.
 
     The CLI prints ``str(error)`` on one line and exits with code 2, never a traceback.
     """
@@ -18,3 +38,19 @@ class AssayInputError(ValueError):
         if expected:
             msg += f" (expected {expected})"
         super().__init__(msg)
+
+
+class StoreError(AssayInputError):
+    """The label store cannot be used as asked (foreign table, unmigratable schema, a value too
+    large for a column). The message never contains a password."""
+
+
+class LabelConflict(AssayInputError):
+    """A label source disagrees with stored labels of the same items and annotator."""
+
+
+class EstimationError(AssayError, ValueError):
+    """Arrays passed to a statistical routine break its contract (shapes, ranges)."""
+
+
+__all__ = ["AssayError", "AssayInputError", "EstimationError", "LabelConflict", "StoreError"]

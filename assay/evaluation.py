@@ -12,10 +12,10 @@ import numpy as np
 
 from assay.designs import Design, Draw, build_design
 from assay.errors import AssayInputError
-from assay.estimators import MEASURES, Estimate, f_measure
-from assay.labels import LabelStore, StoredDraw
-from assay.oracles import SKIP, UNDO, LabelSource, Panel, label_source
-from assay.pool import Pool, load_pool
+from assay.core.estimators import MEASURES, Estimate, f_measure
+from assay.labels.store import LabelStore, StoredDraw
+from assay.labels.sources import SKIP, UNDO, LabelSource, Panel, label_source
+from assay.formats.pool import Pool, load_pool
 
 MAX_DRAWS_PER_LABEL = 1000
 
@@ -163,9 +163,9 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
 
     ``design``: ``auto`` (the default whenever the pool has scores), ``stratified``,
     ``importance``, ``oasis`` or ``passive`` (the default without scores).
-    ``pool``: a path (Parquet/CSV), DataFrame, Arrow table or :class:`~assay.pool.Pool`.
+    ``pool``: a path (Parquet/CSV), DataFrame, Arrow table or :class:`~assay.formats.pool.Pool`.
     ``labels``: a gold path/DataFrame (id columns + ``label``), a mapping id → label, a callable
-    key → label, or a :class:`~assay.oracles.LabelSource`. With ``store``, every label is written
+    key → label, or a :class:`~assay.labels.sources.LabelSource`. With ``store``, every label is written
     at once and labels already there (same dataset and annotator) are reused without asking; an
     interrupted run with the same arguments resumes where it stopped.
     """
@@ -317,7 +317,7 @@ class _StoreSession:
 
 
 def truth_estimates(labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
-    from assay.estimators import true_f_measure
+    from assay.core.estimators import true_f_measure
     return {k: true_f_measure(labels, predictions, a) for k, a in MEASURES.items()}
 
 

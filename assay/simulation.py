@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from assay.designs import build_design
-from assay.estimators import MEASURES, true_f_measure
+from assay.core.estimators import MEASURES, true_f_measure
 from assay.evaluation import collect, estimate_all
 
 
@@ -73,7 +73,7 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
         options["precomputed_strata"] = make_strata(score, n, options.get("strata", "csf"),
                                                     int(options.get("n_strata", 30)))
     if design == "auto" and "precomputed_order" not in options and score is not None:
-        from assay.designs.strata import _descending_order
+        from assay.core.strata import _descending_order
         options["precomputed_order"] = _descending_order(score)
     for r in range(reps):
         rng = np.random.default_rng(seed + r)

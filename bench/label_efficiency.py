@@ -37,7 +37,7 @@ DEFAULT_DESIGNS = ["auto", "passive", "stratified-neyman", "stratified-prop", "i
 
 
 def run_cell(args: tuple[str, str, int, int]) -> dict:
-    from assay.pool import load_pool
+    from assay.formats.pool import load_pool
     from assay.simulation import simulate
     pool_name, design_key, budget, reps = args
     df = pd.read_parquet(ER / f"{pool_name}.parquet")

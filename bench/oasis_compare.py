@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assay.designs.oasis import OasisDesign, logistic, rescaled_logistic  # noqa: E402
-from assay.designs.strata import Strata, csf_strata  # noqa: E402
-from assay.estimators import true_f_measure  # noqa: E402
+from assay.core.strata import Strata, csf_strata  # noqa: E402
+from assay.core.estimators import true_f_measure  # noqa: E402
 from assay.evaluation import collect, estimate_all  # noqa: E402
 
 ER = ROOT.parent / "shared" / "data" / "er"
@@ -117,7 +117,7 @@ def run_assay(pool: PoolArrays, budget: int, reps: int, seed: int, n_strata: int
 def run_auto(name: str, budget: int, reps: int, seed: int) -> tuple[np.ndarray, float, float]:
     """assay's ``auto`` design on the same pool and seeds: final F1 estimates, the coverage of
     its 95% intervals and their mean half-width."""
-    from assay.pool import load_pool
+    from assay.formats.pool import load_pool
     from assay.simulation import simulate
     frame = pd.read_parquet(ER / f"{name}.parquet")
     pool = load_pool(frame)
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="assay's prior from uncalibrated scores: the paper's logistic "
                          "(default) or the package's rescaled logistic")
     ap.add_argument("--assay-strata", choices=("assay", "algorithm1"), default="assay",
-                    help="assay's strata: assay.designs.strata.csf_strata (default) or "
+                    help="assay's strata: assay.core.strata.csf_strata (default) or "
                          "Algorithm 1 exactly as the package codes it")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--auto", action="store_true",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assay.calibration import RankGrid, fit_check, fit_hinge_calibration, fit_rank_calibration
+from assay.core.calibration import RankGrid, fit_check, fit_hinge_calibration, fit_rank_calibration
 from assay.designs import build_design
 from assay.evaluation import collect, estimate_all
-from assay.estimators import true_f_measure
-from assay.predictive import StratumCounts, predictive_f_measure
+from assay.core.estimators import true_f_measure
+from assay.core.predictive import StratumCounts, predictive_f_measure
 
 
 def test_calibration_recovers_a_power_law():

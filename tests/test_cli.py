@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli import app
+from assay.interfaces.cli import app
 
 runner = CliRunner()
 
@@ -95,7 +95,7 @@ def test_nothing_half_written_on_error(files):
 
 def test_label_at_the_terminal_with_skip_undo_and_resume(files):
     """y/n/s/u from the keyboard; q stops, and the same command resumes without re-asking."""
-    from assay.labels import LabelStore
+    from assay.labels.store import LabelStore
     store = str(files / "person.db")
     args = ["label", str(files / "pool.csv"), "--budget", "4", "--seed", "2", "--store", store,
             "--annotator", "ann", "--design", "passive"]
@@ -117,7 +117,7 @@ def test_panel_of_simulated_annotators(files):
                         terminal_width=400)
     assert res.exit_code == 0, res.output
     assert "majority of a panel of 3 annotators" in res.output
-    from assay.labels import LabelStore
+    from assay.labels.store import LabelStore
     names = ("simulated(fpr=0.1,fnr=0.1,seed=0)", "simulated(fpr=0.1,fnr=0.1,seed=1)")
     store = LabelStore(files / "v.db")
     assert all(len(store.labels("default", n)) >= 200 for n in names)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.pool import load_pool
+from assay.formats.pool import load_pool
 from assay.simulation import simulate
 
 REPS = 500

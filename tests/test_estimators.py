@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.estimators import (StratifiedSample, WithReplacementSample, f_measure,
+from assay.core.estimators import (StratifiedSample, WithReplacementSample, f_measure,
                               korn_graubard_interval, ratio_interval, true_f_measure)
 
 
@@ -75,7 +75,7 @@ def test_confidence_level_changes_width():
 
 
 def test_unseen_positive_bound_states_the_assumption():
-    from assay.estimators import unseen_positive_bound
+    from assay.core.estimators import unseen_positive_bound
     # stratum 0: census (4 of 4); stratum 1: 3 of 100 labelled, none positive; stratum 2: a
     # positive seen; stratum 3: never sampled (not counted: nothing was assumed from labels)
     s = StratifiedSample(stratum=np.array([0, 0, 0, 0, 1, 1, 1, 2, 2]),

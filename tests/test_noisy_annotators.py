@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from assay.errors import AssayInputError
-from assay.estimators import true_f_measure
+from assay.core.estimators import true_f_measure
 from assay.evaluation import evaluate
-from assay.labels import LabelStore
-from assay.oracles import SKIP, ArrayLabels, LabelSource, Panel, label_source, simulated_panel
-from assay.pool import load_pool
+from assay.labels.store import LabelStore
+from assay.labels.sources import SKIP, ArrayLabels, LabelSource, Panel, label_source, simulated_panel
+from assay.formats.pool import load_pool
 
 
 class Fixed(LabelSource):

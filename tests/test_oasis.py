@@ -16,8 +16,8 @@ import pytest
 from assay.designs.base import Draw
 from assay.designs.oasis import (OasisDesign, epsilon_greedy, initial_f, logistic,
                                  optimal_stratum_weights, posterior_mean)
-from assay.designs.strata import Strata, csf_strata
-from assay.estimators import WithReplacementSample, f_measure, true_f_measure
+from assay.core.strata import Strata, csf_strata
+from assay.core.estimators import WithReplacementSample, f_measure, true_f_measure
 from assay.evaluation import collect, estimate_all
 
 # --- a tiny pool: three equal strata of two items, by decreasing score -----------------------

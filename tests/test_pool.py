@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from assay.errors import AssayInputError
-from assay.oracles import label_source
-from assay.pool import load_pool
+from assay.labels.sources import label_source
+from assay.formats.pool import load_pool
 
 
 def frame(**over):

@@ -170,7 +170,7 @@ def test_policy_and_filters_on_the_command_line(capsysbinary, tmp_path):
 def test_console_scripts_share_main():
     text = (REPO / "pyproject.toml").read_text()
     assert 'scorer2 = "assay.scorers.senseval:main"' in text
-    proc = subprocess.run([sys.executable, "-m", "assay.cli", "senseval",
+    proc = subprocess.run([sys.executable, "-m", "assay.interfaces.cli", "senseval",
                            str(DATA / "sampletask.system.answers"), str(DATA / "sampletask.key")],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from assay.evaluation import evaluate
-from assay.labels import LabelStore
-from assay.oracles import LabelSource
-from assay.pool import load_pool
+from assay.labels.store import LabelStore
+from assay.labels.sources import LabelSource
+from assay.formats.pool import load_pool
 
 
 class Crash(Exception):
@@ -91,7 +91,7 @@ def test_labels_reused_across_designs_and_systems(small_pool, tmp_path):
 
 
 def test_undo_removes_label(small_pool, tmp_path):
-    from assay.oracles import UNDO
+    from assay.labels.sources import UNDO
     df, truth = small_pool
     answers = iter([1, UNDO, 0] + [0] * 100)
 

@@ -11,7 +11,7 @@ from assay.designs.importance import ImportanceDesign
 from assay.designs.oasis import OasisDesign
 from assay.designs.passive import UniformWithoutReplacement, UniformWithReplacement
 from assay.designs.stratified import StratifiedDesign, stratified_design
-from assay.designs.strata import Strata, csf_strata, equal_size_strata, make_strata
+from assay.core.strata import Strata, csf_strata, equal_size_strata, make_strata
 
 DESIGNS = ("auto", "passive", "stratified", "importance", "oasis")
 

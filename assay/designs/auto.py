@@ -7,18 +7,18 @@ a model-based estimate checked against the labels. The default design whenever s
 2. **Census of the top, then batches with Neyman re-allocation.** Under imbalance (every
    predicted positive fits in half the budget) a first batch labels the top strata in full while
    they fit in half the budget (``census_share``; a tenth otherwise) and every other stratum
-   lightly. After each of ``batches`` batches the rank calibration (:mod:`assay.calibration`)
+   lightly. After each of ``batches`` batches the rank calibration (:mod:`assay.core.calibration`)
    is refitted to all labels so far and the budget re-allocated by Neyman's rule
    n_h ∝ N_h·S_h, S_h² the variance of the F_α residual under the per-stratum rates (Beta
    posteriors centred on the calibration at its mode;
-   :meth:`assay.estimators.StratumModel.residual_variance`). Strata whose share reaches their
+   :meth:`assay.core.estimators.StratumModel.residual_variance`). Strata whose share reaches their
    size are labelled in full (take-all). Sampling is without replacement within strata.
-3. **Estimation.** A model-based estimate (:mod:`assay.predictive`): unlabelled items are
+3. **Estimation.** A model-based estimate (:mod:`assay.core.predictive`): unlabelled items are
    predicted cell by cell (stratum × prediction) from the calibration — flat top, decay beyond a
    fitted knee, averaged over a straight and a steepening decay — used as a prior worth 100
    labels in cells whose own labels are few, so the interval accounts for positives a lightly
    sampled tail may still hold. A deviance test of the calibration against one rate per stratum
-   (:func:`assay.calibration.fit_check`) guards it: below p = 0.01 the design-based stratified
+   (:func:`assay.core.calibration.fit_check`) guards it: below p = 0.01 the design-based stratified
    estimate (expansion with finite-population correction) is reported instead; otherwise it is
    given beside the model's.
 
@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from assay.calibration import (FitCheck, RankCalibration, RankGrid, fit_check,
+from assay.core.calibration import (FitCheck, RankCalibration, RankGrid, fit_check,
                                fit_hinge_calibration, fit_rank_calibration)
 from assay.designs.base import Design, Draw, SparseShuffle
-from assay.designs.strata import Strata, _descending_order
+from assay.core.strata import Strata, _descending_order
 from assay.designs.stratified import allocate
-from assay.estimators import Sample, StratifiedSample, StratumModel
-from assay.predictive import PredictiveResult, StratumCounts, predictive_f_measure
+from assay.core.estimators import Sample, StratifiedSample, StratumModel
+from assay.core.predictive import PredictiveResult, StratumCounts, predictive_f_measure
 
 
 PRIOR_LABELS = 2.0
@@ -198,7 +198,7 @@ class AutoDesign(Design):
         """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
 
         ``degree`` 0 (default): model averaging over the hinge with a straight decay and the
-        hinge whose decay may steepen (:func:`assay.calibration.fit_hinge_calibration`),
+        hinge whose decay may steepen (:func:`assay.core.calibration.fit_hinge_calibration`),
         weighted by Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail
         beyond the labels is an extrapolation, and the two shapes bracket it. −1 / −2: one of
         the two alone; 1 / 2: a plain polynomial in log-rank."""
@@ -246,7 +246,7 @@ def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None
 @dataclass(frozen=True)
 class AutoSample(StratifiedSample):
     """A stratified sample that also offers the model-based estimate of
-    :mod:`assay.predictive` (used by :func:`assay.estimators.f_measure`). The calibrations,
+    :mod:`assay.core.predictive` (used by :func:`assay.core.estimators.f_measure`). The calibrations,
     cell counts and fit check depend on the labels only, so they are computed once and serve
     every measure."""
 

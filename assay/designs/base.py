@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.estimators import Sample
+from assay.core.estimators import Sample
 
 
 @dataclass(frozen=True)

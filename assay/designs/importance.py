@@ -1,7 +1,7 @@
 """Static importance sampling with the asymptotically optimal instrumental distribution for F_α
 (seed 002, eq. 5, after Sawade et al. 2010), mixed with the uniform distribution for support
 (seed 002, eq. 6): q = ε/N + (1 − ε) q*. Draws are with replacement; estimation is
-Hansen–Hurwitz (:class:`assay.estimators.WithReplacementSample`)."""
+Hansen–Hurwitz (:class:`assay.core.estimators.WithReplacementSample`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +10,7 @@ import numpy as np
 
 from assay.designs.base import Design, Draw
 from assay.designs.stratified import initial_f_guess, residual_sd
-from assay.estimators import Sample, WithReplacementSample
+from assay.core.estimators import Sample, WithReplacementSample
 
 _CHUNK = 4096
 

@@ -18,7 +18,7 @@ w_t = p(z_t)/q_t(z_t) = (1/N)/(v_k/|P_k|) = ω_k / v_k. Hansen–Hurwitz estimat
 Σ_i g_i by (1/T) Σ_t g(z_t)/q_t = (N/T) Σ_t w_t g(z_t), so the ratio of the HH totals of
 y = ℓŷ and x = αŷ + (1 − α)ℓ is Σ_t w_t ℓ_t ŷ_t / Σ_t w_t [αŷ_t + (1 − α)ℓ_t] — exactly eq. 3
 (the factor N/T cancels). Each :class:`Draw` therefore records ``probability = v_k/|P_k|`` and
-:meth:`OasisDesign.sample` is a :class:`~assay.estimators.WithReplacementSample`, which also gives
+:meth:`OasisDesign.sample` is a :class:`~assay.core.estimators.WithReplacementSample`, which also gives
 the linearised variance. Repeat draws of an item are kept (they reuse its label), as in
 Algorithm 3, which iterates over draws, not over distinct items.
 
@@ -54,8 +54,8 @@ import numpy as np
 from scipy.special import expit
 
 from assay.designs.base import Design, Draw
-from assay.designs.strata import Strata, csf_strata, equal_size_strata
-from assay.estimators import Sample, WithReplacementSample
+from assay.core.strata import Strata, csf_strata, equal_size_strata
+from assay.core.estimators import Sample, WithReplacementSample
 
 DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
 V_STAR_FORMS = ("paper", "rms")

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from assay.designs.base import Design, Draw, SparseShuffle
-from assay.estimators import Sample, StratifiedSample, WithReplacementSample
+from assay.core.estimators import Sample, StratifiedSample, WithReplacementSample
 
 
 class UniformWithReplacement(Design):

@@ -1,6 +1,6 @@
 """Stratified sampling by score: CSF or equal-size strata, proportional or Neyman allocation,
 simple random sampling without replacement within strata (finite-population correction in
-:class:`assay.estimators.StratifiedSample`)."""
+:class:`assay.core.estimators.StratifiedSample`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from assay.designs.base import Design, Draw, SparseShuffle
-from assay.designs.strata import Strata, make_strata
-from assay.estimators import Sample, StratifiedSample
+from assay.core.strata import Strata, make_strata
+from assay.core.estimators import Sample, StratifiedSample
 
 MIN_PER_STRATUM = 2
 

@@ -2,7 +2,7 @@
 
 Seed 004 (Webber, Oard, Scholer & Hedin 2010, "Assessor error in stratified evaluation");
 Tenenbein (1970); Oard et al. (2008) for the stratified estimators. Pure numpy/scipy; I/O lives
-in :mod:`assay.stratified.trec` and :mod:`assay.stratified.cli`.
+in :mod:`assay.formats.trec` and :mod:`assay.interfaces.stratified_cli`.
 """
 from .design import (Stratification, StratifiedSample, allocate, draw_sample, stratify_by_labels,
                      stratify_by_runs)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from assay.stratified.cli import app
+from assay.interfaces.stratified_cli import app
 
 runner = CliRunner()
 

@@ -1,7 +1,7 @@
 """Readers and writers of TREC runs, qrels, collections and sample files."""
 import pytest
 
-from assay.stratified.trec import (InputError, SampleRow, read_collection, read_qrels,
+from assay.formats.trec import (InputError, SampleRow, read_collection, read_qrels,
                                    read_runs, read_sample, write_sample)
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from assay.oracles import SKIP, UNDO, LabelSource
-from assay.pool import Pool
+from assay.labels.sources import SKIP, UNDO, LabelSource
+from assay.formats.pool import Pool
 
 ANSWERS = {"y": 1, "yes": 1, "1": 1, "n": 0, "no": 0, "0": 0, "s": SKIP, "skip": SKIP,
            "u": UNDO, "undo": UNDO}

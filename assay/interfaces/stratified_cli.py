@@ -16,12 +16,12 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from .design import allocate, draw_sample, stratify_by_labels, stratify_by_runs
-from .double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
+from assay.stratified.design import allocate, draw_sample, stratify_by_labels, stratify_by_runs
+from assay.stratified.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
                               draw_adjudication, error_rates)
-from .estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
+from assay.stratified.estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
-from .trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
+from assay.formats.trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
                    read_runs, read_sample, write_sample)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -70,7 +70,7 @@ def _check_runs_in_collection(runs: Runs, collection: set[str], docs_path: Path)
 
 
 def _read_strata_file(path: Path, collection: set[str]) -> dict[str, str]:
-    from .trec import _lines
+    from assay.formats.trec import _lines
     out: dict[str, str] = {}
     for i, line in _lines(path):
         if not line.strip():
@@ -261,7 +261,7 @@ def _read_appeals(path: Optional[Path]) -> dict[str, set[str]]:
     """Appeals file: 'topic docno' per appealed document."""
     appealed: dict[str, set[str]] = defaultdict(set)
     if path is not None:
-        from .trec import _lines
+        from assay.formats.trec import _lines
         for i, line in _lines(path):
             if line.strip():
                 f = line.split()
@@ -272,7 +272,7 @@ def _read_appeals(path: Optional[Path]) -> dict[str, set[str]]:
 
 
 def _has_topic_column(path: Path) -> bool:
-    from .trec import _lines
+    from assay.formats.trec import _lines
     for _, line in _lines(path):
         if line.strip():
             return "topic" in [h.strip() for h in line.split("\t")]

@@ -118,7 +118,7 @@ def _run(pool: Any, labels: Any, design: str, budget: int, seed: int, confidence
          annotator: Optional[str], options: dict[str, Any], id_cols: list[str] | None,
          truth: dict[str, float] | None = None) -> Any:
     from assay.evaluation import evaluate
-    from assay.report import write_report
+    from assay.interfaces.report import write_report
     for p in (json_out, report):
         if p is not None and not p.parent.exists():
             raise AssayInputError(str(p), "its folder does not exist")
@@ -180,8 +180,8 @@ def evaluate(
 
     A gold file with an 'annotator' column may hold several labels per item: the label is then
     the annotators' majority."""
-    from assay.oracles import label_source, simulated_panel
-    from assay.pool import load_pool
+    from assay.labels.sources import label_source, simulated_panel
+    from assay.formats.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
     p = load_pool(pool, id_columns=id_col or None)
@@ -208,8 +208,8 @@ def label(
     id_col: Optional[list[str]] = ID_OPT,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
-    from assay.pool import load_pool
-    from assay.terminal import TerminalAnnotator
+    from assay.formats.pool import load_pool
+    from assay.labels.terminal import TerminalAnnotator
     p = load_pool(pool, id_columns=id_col or None)
     who = annotator or os.environ.get("USER") or "me"
     src = TerminalAnnotator(p, annotator=who)
@@ -229,7 +229,7 @@ def demo(
     import pandas as pd
 
     from assay.evaluation import truth_estimates
-    from assay.pool import load_pool
+    from assay.formats.pool import load_pool
     data = resources.files("assay") / "data" / "amazon_google.parquet"
     with resources.as_file(data) as path:
         df = pd.read_parquet(path)
@@ -247,7 +247,7 @@ def demo(
 
 def _mount_extensions() -> None:
     try:
-        from assay.stratified.cli import app as stratified_app
+        from assay.interfaces.stratified_cli import app as stratified_app
     except ImportError:  # pragma: no cover - optional module missing
         stratified_app = None
     if stratified_app is not None:

@@ -1,7 +1,7 @@
 """Model-based (predictive) estimation of F_α for a stratified sample of a ranked pool.
 
 The labelled items are known; only the unlabelled ones are uncertain. With the rank calibration
-(C1 of :mod:`assay.calibration`) and its parameter uncertainty, the unseen true positives and
+(C1 of :mod:`assay.core.calibration`) and its parameter uncertainty, the unseen true positives and
 false negatives are predicted cell by cell (stratum h, predicted positive or negative):
 
     TP = TP_seen + Σ_h Bin(U¹_h, p¹_h),   FN = FN_seen + Σ_h Bin(U⁰_h, p⁰_h),
@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from assay.calibration import FitCheck, RankCalibration, RankGrid, _expit, _logit
+from assay.core.calibration import FitCheck, RankCalibration, RankGrid, _expit, _logit
 
 DRAWS = 2000
 CONCENTRATION = 100.0

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from assay.errors import AssayInputError
-from assay.pool import KEY_SEPARATOR, Pool, binary_column, check_ids, read_table, where
+from assay.formats.pool import KEY_SEPARATOR, Pool, binary_column, check_ids, read_table, where
 
 SKIP = -1
 UNDO = -2
