@@ -17,6 +17,19 @@ True
 """
 from __future__ import annotations
 
+import re
+
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)(?P<pw>[^@\s/]+)(?P<tail>@)")
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***`` (never print secrets).
+
+    >>> redact("cannot open postgresql+psycopg://ann:s3cret@db:5432/x")
+    'cannot open postgresql+psycopg://ann:***@db:5432/x'
+    """
+    return _URL_PASSWORD.sub(lambda m: m.group("head") + "***" + m.group("tail"), str(text))
+
 
 class AssayError(Exception):
     """Base class of every error assay raises on purpose."""
@@ -37,7 +50,7 @@ class AssayInputError(AssayError, ValueError):
         msg = ", ".join(parts) + f": {problem}"
         if expected:
             msg += f" (expected {expected})"
-        super().__init__(msg)
+        super().__init__(redact(msg))
 
 
 class StoreError(AssayInputError):
@@ -53,4 +66,5 @@ class EstimationError(AssayError, ValueError):
     """Arrays passed to a statistical routine break its contract (shapes, ranges)."""
 
 
-__all__ = ["AssayError", "AssayInputError", "EstimationError", "LabelConflict", "StoreError"]
+__all__ = ["AssayError", "AssayInputError", "EstimationError", "LabelConflict", "StoreError",
+           "redact"]
