@@ -12,7 +12,8 @@ import numpy as np
 
 from assay.designs import Design, Draw, build_design
 from assay.errors import AssayInputError
-from assay.core.estimators import MEASURES, Estimate, f_measure
+from assay.core.estimators import MEASURES, Estimate
+from assay.estimation import estimate_all
 from assay.labels.store import LabelStore, StoredDraw
 from assay.labels.sources import SKIP, UNDO, LabelSource, Panel, label_source
 from assay.formats.pool import Pool, load_pool
@@ -39,26 +40,6 @@ class HistoryPoint:
     labels_used: int
     draws: int
     estimates: dict[str, Estimate]
-
-
-def estimate_all(design: Design, collected: Collected, predictions: np.ndarray,
-                 confidence: float, alphas: dict[str, float] | None = None,
-                 interval: str = "auto") -> dict[str, Estimate]:
-    """Precision, recall and F1 (or the measures given) from the draws so far."""
-    alphas = alphas or MEASURES
-    labels = np.asarray(collected.labels, dtype=np.int8)
-    idx = np.fromiter((d.index for d in collected.draws), np.int64, len(collected.draws))
-    pred = predictions[idx]
-    sample = design.sample(collected.draws, labels)
-    items = np.fromiter(collected.labelled.keys(), np.int64, len(collected.labelled))
-    ilab = np.fromiter(collected.labelled.values(), np.int64, len(collected.labelled))
-    ipred = predictions[items] if items.size else np.zeros(0)
-    out = {}
-    n_tp = int(np.count_nonzero(ipred * ilab > 0))
-    for name, a in alphas.items():
-        n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
-        out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp)
-    return out
 
 
 def collect(design: Design, get_label: Callable[[int], int], budget: int,
@@ -321,5 +302,5 @@ def truth_estimates(labels: np.ndarray, predictions: np.ndarray) -> dict[str, fl
     return {k: true_f_measure(labels, predictions, a) for k, a in MEASURES.items()}
 
 
-__all__ = ["Collected", "EvaluationResult", "HistoryPoint", "collect", "estimate_all",
+__all__ = ["Collected", "EvaluationResult", "HistoryPoint", "collect",
            "evaluate", "truth_estimates"]

@@ -7,7 +7,8 @@ import pytest
 
 from assay.core.calibration import RankGrid, fit_check, fit_hinge_calibration, fit_rank_calibration
 from assay.designs import build_design
-from assay.evaluation import collect, estimate_all
+from assay.estimation import estimate_all
+from assay.evaluation import collect
 from assay.core.estimators import true_f_measure
 from assay.core.predictive import StratumCounts, predictive_f_measure
 
