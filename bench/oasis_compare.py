@@ -42,7 +42,8 @@ sys.path.insert(0, str(ROOT))
 from assay.designs.oasis import OasisDesign, logistic, rescaled_logistic  # noqa: E402
 from assay.core.strata import Strata, csf_strata  # noqa: E402
 from assay.core.estimators import true_f_measure  # noqa: E402
-from assay.evaluation import collect, estimate_all  # noqa: E402
+from assay.estimation import estimate_all  # noqa: E402
+from assay.evaluation import collect  # noqa: E402
 
 ER = ROOT.parent / "shared" / "data" / "er"
 POOLS = ("restaurant", "dblp_acm", "abt_buy", "amazon_google", "tweets100k")

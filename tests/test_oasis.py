@@ -18,7 +18,8 @@ from assay.designs.oasis import (OasisDesign, epsilon_greedy, initial_f, logisti
                                  optimal_stratum_weights, posterior_mean)
 from assay.core.strata import Strata, csf_strata
 from assay.core.estimators import WithReplacementSample, f_measure, true_f_measure
-from assay.evaluation import collect, estimate_all
+from assay.estimation import estimate_all
+from assay.evaluation import collect
 
 # --- a tiny pool: three equal strata of two items, by decreasing score -----------------------
 SCORE = np.array([6.0, 5.0, 4.0, 3.0, 2.0, 1.0])
