@@ -11,7 +11,8 @@ import numpy as np
 
 from assay.designs import build_design
 from assay.core.estimators import MEASURES, true_f_measure
-from assay.evaluation import collect, estimate_all
+from assay.estimation import estimate_all
+from assay.evaluation import collect
 
 
 @dataclass(frozen=True)
