@@ -1,6 +1,17 @@
 """Estimates of a run: precision, recall and F1 from its draws and labels.
 
-The one place where the sampling loop hands its draws to the estimators of :mod:`assay.core`.
+The one place where a run's draws meet the estimators of :mod:`assay.core`. The estimators see
+only the draws (item, stratum, phase, probability and its kind), the labels and the stratum sizes
+— never the design object — so any design's draws serve any estimator valid for them, and
+:func:`estimate_systems` estimates many systems from one set of draws in one call.
+
+>>> import numpy as np
+>>> from assay.core.types import Draws, Kind
+>>> d = Draws.from_records([(0, 0.5, 0), (1, 0.5, 0), (2, 0.5, 0), (3, 0.5, 0)], Kind.INCLUSION)
+>>> preds = np.array([[1, 1], [0, 1], [1, 0], [0, 0], [1, 1], [0, 0], [1, 0], [0, 1]])
+>>> est = estimate_systems(d, np.array([1, 1, 0, 0]), preds, sizes=np.array([8]))
+>>> [round(e.estimate, 3) for e in est["precision"]]
+[0.5, 1.0]
 """
 from __future__ import annotations
 
@@ -8,28 +19,72 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assay.core.estimators import MEASURES, Estimate, f_measure
+from assay.core.measures import MEASURES, f_measure, f_measures
+from assay.core.rank_model import RankModel
+from assay.core.totals import sample_of
+from assay.core.types import Draws, Estimate
 
 if TYPE_CHECKING:
     from assay.designs import Design
     from assay.evaluation import Collected
 
 
+def _distinct(draws: Draws, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct labelled items of the draws and their labels."""
+    items, first = np.unique(draws.item, return_index=True)
+    return items, np.asarray(labels)[first]
+
+
+def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
+                     sizes: np.ndarray | None = None, confidence: float = 0.95,
+                     alphas: dict[str, float] | None = None, interval: str = "auto"
+                     ) -> dict[str, list[Estimate]]:
+    """Design-based precision, recall and F1 (or the measures in ``alphas``) of every system.
+
+    ``predictions`` is the pool's (N,) or (N × m) matrix of 0/1 predictions, one column per
+    system; ``labels`` are aligned with ``draws``; ``sizes`` are the stratum sizes N_h for
+    inclusion-probability draws. Returns, per measure, one :class:`Estimate` per system — the
+    same as m single-system calls (:func:`assay.core.measures.f_measures`)."""
+    alphas = alphas or MEASURES
+    lab = np.asarray(labels, dtype=np.int8)
+    pool_pred = np.asarray(predictions)
+    if pool_pred.ndim == 1:
+        pool_pred = pool_pred[:, None]
+    sample = sample_of(draws, sizes)
+    pred = pool_pred[draws.item]
+    items, ilab = _distinct(draws, lab)
+    ipred = pool_pred[items].astype(np.int64)
+    n_tp = np.count_nonzero(ipred * ilab[:, None] > 0, axis=0)
+    out = {}
+    for name, a in alphas.items():
+        n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
+        out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp)
+    return out
+
+
 def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarray,
                  confidence: float, alphas: dict[str, float] | None = None,
                  interval: str = "auto") -> dict[str, Estimate]:
-    """Precision, recall and F1 (or the measures given) from the draws so far."""
+    """Precision, recall and F1 (or the measures given) of one system from a run's draws so
+    far; where the design ranks the pool (``auto``), the rank model's estimate is offered to
+    :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels."""
     alphas = alphas or MEASURES
     labels = np.asarray(collected.labels, dtype=np.int8)
-    idx = np.fromiter((d.index for d in collected.draws), np.int64, len(collected.draws))
-    pred = predictions[idx]
-    sample = design.sample(collected.draws, labels)
-    items = np.fromiter(collected.labelled.keys(), np.int64, len(collected.labelled))
-    ilab = np.fromiter(collected.labelled.values(), np.int64, len(collected.labelled))
+    draws = Draws.of(collected.draws)
+    sample = sample_of(draws, design.stratum_sizes())
+    pred = predictions[draws.item]
+    items, ilab = _distinct(draws, labels)
     ipred = predictions[items] if items.size else np.zeros(0)
-    out = {}
+    ranked = getattr(design, "ranked", None)
+    model = (None if ranked is None else
+             RankModel(ranked, {int(p): int(v) for p, v in zip(draws.position, labels)}))
     n_tp = int(np.count_nonzero(ipred * ilab > 0))
+    out = {}
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
-        out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp)
+        out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
+                              model=model)
     return out
+
+
+__all__ = ["estimate_all", "estimate_systems"]

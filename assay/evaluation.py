@@ -12,7 +12,8 @@ import numpy as np
 
 from assay.designs import Design, Draw, build_design
 from assay.errors import AssayInputError
-from assay.core.estimators import MEASURES, Estimate
+from assay.core.measures import MEASURES
+from assay.core.types import Estimate
 from assay.estimation import estimate_all
 from assay.labels.store import LabelStore, StoredDraw
 from assay.labels.sources import SKIP, UNDO, LabelSource, Panel, label_source
@@ -298,7 +299,7 @@ class _StoreSession:
 
 
 def truth_estimates(labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
-    from assay.core.estimators import true_f_measure
+    from assay.core.measures import true_f_measure
     return {k: true_f_measure(labels, predictions, a) for k, a in MEASURES.items()}
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from assay.designs import build_design
-from assay.core.estimators import MEASURES, true_f_measure
+from assay.core.measures import MEASURES, true_f_measure
 from assay.estimation import estimate_all
 from assay.evaluation import collect
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from assay.designs.oasis import OasisDesign, logistic, rescaled_logistic  # noqa: E402
 from assay.core.strata import Strata, csf_strata  # noqa: E402
-from assay.core.estimators import true_f_measure  # noqa: E402
+from assay.core.measures import true_f_measure# noqa: E402
 from assay.estimation import estimate_all  # noqa: E402
 from assay.evaluation import collect  # noqa: E402
 

@@ -9,7 +9,7 @@ from assay.core.calibration import RankGrid, fit_check, fit_hinge_calibration, f
 from assay.designs import build_design
 from assay.estimation import estimate_all
 from assay.evaluation import collect
-from assay.core.estimators import true_f_measure
+from assay.core.measures import true_f_measure
 from assay.core.predictive import StratumCounts, predictive_f_measure
 
 

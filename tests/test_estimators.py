@@ -6,8 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from assay.core.estimators import (StratifiedSample, WithReplacementSample, f_measure,
-                              korn_graubard_interval, ratio_interval, true_f_measure)
+from assay.core.intervals import korn_graubard_interval, ratio_interval
+from assay.core.measures import f_measure, true_f_measure
+from assay.core.totals import StratifiedSample, WithReplacementSample
 
 
 def test_hansen_hurwitz_total_and_variance():
@@ -75,7 +76,7 @@ def test_confidence_level_changes_width():
 
 
 def test_unseen_positive_bound_states_the_assumption():
-    from assay.core.estimators import unseen_positive_bound
+    from assay.core.totals import unseen_positive_bound
     # stratum 0: census (4 of 4); stratum 1: 3 of 100 labelled, none positive; stratum 2: a
     # positive seen; stratum 3: never sampled (not counted: nothing was assumed from labels)
     s = StratifiedSample(stratum=np.array([0, 0, 0, 0, 1, 1, 1, 2, 2]),

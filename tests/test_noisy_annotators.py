@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from assay.errors import AssayInputError
-from assay.core.estimators import true_f_measure
+from assay.core.measures import true_f_measure
 from assay.evaluation import evaluate
 from assay.labels.store import LabelStore
 from assay.labels.sources import SKIP, ArrayLabels, LabelSource, Panel, label_source, simulated_panel

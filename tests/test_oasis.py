@@ -17,7 +17,8 @@ from assay.designs.base import Draw
 from assay.designs.oasis import (OasisDesign, epsilon_greedy, initial_f, logistic,
                                  optimal_stratum_weights, posterior_mean)
 from assay.core.strata import Strata, csf_strata
-from assay.core.estimators import WithReplacementSample, f_measure, true_f_measure
+from assay.core.measures import f_measure, true_f_measure
+from assay.core.totals import WithReplacementSample
 from assay.estimation import estimate_all
 from assay.evaluation import collect
 

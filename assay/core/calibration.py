@@ -10,7 +10,7 @@ that keeps the fit finite when the labels separate perfectly. Sampling depends o
 so the fit needs no design weights. Its parameter uncertainty (the inverse Hessian at the mode)
 is propagated by averaging over draws of (a, b): the model states what an unseen, lightly
 sampled tail could still hold, which no design-based variance can (see
-:func:`assay.core.estimators.f_measure`).
+:func:`assay.core.measures.f_measure`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ a model-based estimate checked against the labels. The default design whenever s
    is refitted to all labels so far and the budget re-allocated by Neyman's rule
    n_h ∝ N_h·S_h, S_h² the variance of the F_α residual under the per-stratum rates (Beta
    posteriors centred on the calibration at its mode;
-   :meth:`assay.core.estimators.StratumModel.residual_variance`). Strata whose share reaches their
+   :meth:`assay.core.allocation.StratumModel.residual_variance`). Strata whose share reaches their
    size are labelled in full (take-all). Sampling is without replacement within strata.
 3. **Estimation.** A model-based estimate (:mod:`assay.core.predictive`): unlabelled items are
    predicted cell by cell (stratum × prediction) from the calibration — flat top, decay beyond a
@@ -26,19 +26,18 @@ The budget counts distinct labels. Coverage and RMSE on the real pools: BENCHMAR
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from assay.core.calibration import (FitCheck, RankCalibration, RankGrid, fit_check,
-                               fit_hinge_calibration, fit_rank_calibration)
+from assay.core.calibration import RankCalibration
+from assay.core.predictive import StratumCounts
+from assay.core.rank_model import RankedStrata, leading
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.core.strata import Strata, _descending_order
-from assay.designs.stratified import allocate
-from assay.core.estimators import Sample, StratifiedSample, StratumModel
-from assay.core.predictive import PredictiveResult, StratumCounts, predictive_f_measure
+from assay.core.allocation import allocate
+from assay.core.allocation import StratumModel
+from assay.core.types import Kind
 
 
 PRIOR_LABELS = 2.0
@@ -81,13 +80,8 @@ class AutoDesign(Design):
         self.strata = geometric_strata(order, self.first)
         sizes = self.strata.sizes
         k = self.strata.count
-        self._pos_share = self.strata.means(predictions)
-        cum_pred = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(predictions[order], out=cum_pred[1:])
-        self._pp = np.diff(cum_pred[self.strata.bounds]).astype(np.int64)
-        self.grid = RankGrid.build(self.strata.bounds, cum_pred=cum_pred)
-        del cum_pred
-        self._predictions = predictions
+        self.ranked = RankedStrata.build(self.strata, predictions, degree)
+        self._pos_share, self._pp, self.grid = self.ranked.pos_share, self.ranked.pp, self.ranked.grid
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
         self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
         self.target = np.zeros(k, dtype=np.int64)       # current allocation
@@ -179,7 +173,7 @@ class AutoDesign(Design):
         pos = int(self.strata.bounds[h] + j)
         self.n_h[h] += 1
         incl = float(self.target[h]) / float(self.strata.sizes[h])
-        return Draw(int(self.strata.order[pos]), incl, h, "inclusion", pos)
+        return Draw(int(self.strata.order[pos]), incl, h, Kind.INCLUSION, pos)
 
     def update(self, draw: Draw, label: int) -> None:
         self._labels[draw.position] = int(label)
@@ -189,93 +183,22 @@ class AutoDesign(Design):
             self._queue.append(draw.stratum)
             self.n_h[draw.stratum] -= 1
 
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
-        return AutoSample(stratum=stratum, sizes=self.strata.sizes, design=self,
-                          seen={d.position: int(lab) for d, lab in zip(draws, labels)})
+    def stratum_sizes(self) -> np.ndarray:
+        return self.strata.sizes
 
     def calibrations(self, seen: dict[int, int]) -> list[tuple[RankCalibration, float]]:
-        """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
-
-        ``degree`` 0 (default): model averaging over the hinge with a straight decay and the
-        hinge whose decay may steepen (:func:`assay.core.calibration.fit_hinge_calibration`),
-        weighted by Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail
-        beyond the labels is an extrapolation, and the two shapes bracket it. −1 / −2: one of
-        the two alone; 1 / 2: a plain polynomial in log-rank."""
-        if len(seen) < 2:
-            return []
-        pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
-        labs = np.fromiter(seen.values(), np.float64, len(seen))
-        if self.degree > 0:
-            return [(fit_rank_calibration(pos, labs, degree=self.degree), 1.0)]
-        knees = np.log(self.strata.bounds[1:-1] + 1.0)
-        shapes = (1, 2) if self.degree == 0 else (-self.degree,)
-        fits = [fit_hinge_calibration(pos, labs, knees, degree=d) for d in shapes]
-        aic = np.array([c.loglik - c.theta.size for c in fits])
-        w = np.exp(aic - aic.max())
-        return [(c, float(x / w.sum())) for c, x in zip(fits, w)]
+        """The rank calibration(s) fitted to ``seen`` (see :class:`RankedStrata`)."""
+        return self.ranked.calibrations(seen)
 
     def calibration(self, seen: dict[int, int]) -> RankCalibration | None:
         """The calibration of largest weight (see :meth:`calibrations`)."""
         return leading(self.calibrations(seen))
 
     def counts(self, seen: dict[int, int]) -> StratumCounts:
-        pos = np.fromiter(seen.keys(), np.int64, len(seen))
-        lab = np.fromiter(seen.values(), np.int64, len(seen))
-        pred = self._predictions[self.strata.order[pos]].astype(np.int64)
-        h = self.strata.stratum_of(pos)
-        k = self.strata.count
-        return StratumCounts(bounds=self.strata.bounds, pp=self._pp,
-                             lab1=np.bincount(h, weights=pred, minlength=k),
-                             lab0=np.bincount(h, weights=1 - pred, minlength=k),
-                             tp=np.bincount(h, weights=lab * pred, minlength=k),
-                             fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+        return self.ranked.counts(seen)
 
     def strata_table(self) -> list[dict[str, Any]]:
         sizes = self.strata.sizes
         return [{"stratum": h, "ranks": f"{self.strata.bounds[h] + 1}-{self.strata.bounds[h + 1]}",
                  "size": int(sizes[h]), "labelled": int(self.n_h[h]),
                  "take_all": bool(self.n_h[h] >= sizes[h])} for h in range(self.strata.count)]
-
-
-def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None:
-    """The calibration of largest weight among ``fits``."""
-    return max(fits, key=lambda cw: cw[1])[0] if fits else None
-
-
-@dataclass(frozen=True)
-class AutoSample(StratifiedSample):
-    """A stratified sample that also offers the model-based estimate of
-    :mod:`assay.core.predictive` (used by :func:`assay.core.estimators.f_measure`). The calibrations,
-    cell counts and fit check depend on the labels only, so they are computed once and serve
-    every measure."""
-
-    design: AutoDesign | None = None
-    seen: dict[int, int] | None = None
-
-    @cached_property
-    def _fits(self) -> list[tuple[RankCalibration, float]]:
-        assert self.design is not None and self.seen is not None
-        return self.design.calibrations(self.seen)
-
-    @cached_property
-    def _counts(self) -> StratumCounts:
-        assert self.design is not None and self.seen is not None
-        return self.design.counts(self.seen)
-
-    @cached_property
-    def _check(self) -> FitCheck:
-        assert self.design is not None and self.seen is not None
-        pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
-        lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
-        cal = leading(self._fits)
-        assert cal is not None
-        return fit_check(cal, pos + 1.0, lab, self.design.strata.stratum_of(pos))
-
-    def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
-        assert self.design is not None
-        if not self._fits:
-            return None
-        res = predictive_f_measure(self._counts, self._fits, self.design.grid, alpha,
-                                   confidence)
-        return None if res is None else replace(res, fit=self._check)

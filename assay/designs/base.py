@@ -3,28 +3,11 @@ without-replacement sampler whose cost per draw does not grow with the pool."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from assay.core.estimators import Sample
-
-
-@dataclass(frozen=True)
-class Draw:
-    """One draw: the item, the probability it had under the design, and its stratum.
-
-    ``probability`` is the per-draw selection probability for with-replacement designs and the
-    first-order inclusion probability for without-replacement designs (``kind`` says which), so
-    that any estimator can reweight the draw later.
-    """
-
-    index: int
-    probability: float
-    stratum: int = 0
-    kind: str = "selection"
-    position: int = -1      # place in decreasing score order (rank − 1), where the design knows it
+from assay.core.types import Draw
 
 
 class Design(ABC):
@@ -52,9 +35,10 @@ class Design(ABC):
         """The annotator could not label this draw: plan a replacement (nonresponse is treated
         as missing at random within the stratum)."""
 
-    @abstractmethod
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        """The estimation view of ``draws`` (with their labels) under this design."""
+    def stratum_sizes(self) -> np.ndarray | None:
+        """N_h of the strata the design samples without replacement (what the stratified
+        estimator needs beside the draws); None for with-replacement designs."""
+        return None
 
     def strata_table(self) -> list[dict[str, Any]]:
         """Per-stratum facts for reports (empty for unstratified designs)."""

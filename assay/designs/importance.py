@@ -1,7 +1,7 @@
 """Static importance sampling with the asymptotically optimal instrumental distribution for F_α
 (seed 002, eq. 5, after Sawade et al. 2010), mixed with the uniform distribution for support
 (seed 002, eq. 6): q = ε/N + (1 − ε) q*. Draws are with replacement; estimation is
-Hansen–Hurwitz (:class:`assay.core.estimators.WithReplacementSample`)."""
+Hansen–Hurwitz (:class:`assay.core.totals.WithReplacementSample`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +10,7 @@ import numpy as np
 
 from assay.designs.base import Design, Draw
 from assay.designs.stratified import initial_f_guess, residual_sd
-from assay.core.estimators import Sample, WithReplacementSample
+from assay.core.types import Kind
 
 _CHUNK = 4096
 
@@ -61,8 +61,4 @@ class ImportanceDesign(Design):
         self._k += 1
         i = int(np.searchsorted(self._cum, u, side="right"))
         i = min(i, self.n - 1)
-        return Draw(i, self.probability(i), 0, "selection")
-
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        return WithReplacementSample(q=np.fromiter((d.probability for d in draws), np.float64,
-                                                   len(draws)))
+        return Draw(i, self.probability(i), 0, Kind.SELECTION)

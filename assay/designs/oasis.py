@@ -18,7 +18,7 @@ w_t = p(z_t)/q_t(z_t) = (1/N)/(v_k/|P_k|) = ω_k / v_k. Hansen–Hurwitz estimat
 Σ_i g_i by (1/T) Σ_t g(z_t)/q_t = (N/T) Σ_t w_t g(z_t), so the ratio of the HH totals of
 y = ℓŷ and x = αŷ + (1 − α)ℓ is Σ_t w_t ℓ_t ŷ_t / Σ_t w_t [αŷ_t + (1 − α)ℓ_t] — exactly eq. 3
 (the factor N/T cancels). Each :class:`Draw` therefore records ``probability = v_k/|P_k|`` and
-:meth:`OasisDesign.sample` is a :class:`~assay.core.estimators.WithReplacementSample`, which also gives
+the Hansen–Hurwitz view of its draws (:class:`~assay.core.totals.WithReplacementSample`) gives
 the linearised variance. Repeat draws of an item are kept (they reuse its label), as in
 Algorithm 3, which iterates over draws, not over distinct items.
 
@@ -55,12 +55,11 @@ from scipy.special import expit
 
 from assay.designs.base import Design, Draw
 from assay.core.strata import Strata, csf_strata, equal_size_strata
-from assay.core.estimators import Sample, WithReplacementSample
+from assay.core.types import Kind
 
 DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
 V_STAR_FORMS = ("paper", "rms")
 STRATA_METHODS = ("csf", "equal")
-_DRAW_HAS_POSITION = "position" in getattr(Draw, "__dataclass_fields__", {})
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
@@ -253,9 +252,7 @@ class OasisDesign(Design):
         pos = int(self.strata.bounds[k]) + j
         item = int(self.strata.order[pos])
         prob = float(v[k]) / float(self._sizes[k])
-        if _DRAW_HAS_POSITION:
-            return Draw(item, prob, k, "selection", position=pos)  # type: ignore[call-arg]
-        return Draw(item, prob, k, "selection")
+        return Draw(item, prob, k, Kind.SELECTION, position=pos)
 
     def update(self, draw: Draw, label: int) -> None:
         """Posterior update (eq. 10) and the running sums of eq. 3 with w = ω_k/v_k =
@@ -271,11 +268,6 @@ class OasisDesign(Design):
         self._pred += w * yhat
         self._true += w * ell
         self._v = None
-
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        """Hansen–Hurwitz view of the draws; its F_α ratio is eq. 3 (module docstring)."""
-        return WithReplacementSample(q=np.fromiter((d.probability for d in draws), np.float64,
-                                                   len(draws)))
 
     def params(self) -> dict[str, Any]:
         return {"design": "oasis", "alpha": self.alpha, "epsilon": self.epsilon,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from assay.designs.base import Design, Draw, SparseShuffle
-from assay.core.estimators import Sample, StratifiedSample, WithReplacementSample
+from assay.core.types import Kind
 
 
 class UniformWithReplacement(Design):
@@ -22,10 +22,7 @@ class UniformWithReplacement(Design):
         return {"design": "passive", "replace": True}
 
     def draw(self) -> Draw:
-        return Draw(int(self.rng.integers(self.n)), 1.0 / self.n, 0, "selection")
-
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        return WithReplacementSample(q=np.full(len(draws), 1.0 / self.n))
+        return Draw(int(self.rng.integers(self.n)), 1.0 / self.n, 0, Kind.SELECTION)
 
 
 class UniformWithoutReplacement(Design):
@@ -45,11 +42,10 @@ class UniformWithoutReplacement(Design):
         return self._shuffle.taken >= self.budget
 
     def draw(self) -> Draw:
-        return Draw(self._shuffle.next(self.rng), self.budget / self.n, 0, "inclusion")
+        return Draw(self._shuffle.next(self.rng), self.budget / self.n, 0, Kind.INCLUSION)
 
     def skip(self, draw: Draw) -> None:
         self.budget = min(self.budget + 1, self.n)
 
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        return StratifiedSample(stratum=np.zeros(len(draws), dtype=np.int64),
-                                sizes=np.array([self.n]))
+    def stratum_sizes(self) -> np.ndarray:
+        return np.array([self.n])

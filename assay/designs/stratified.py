@@ -1,17 +1,17 @@
 """Stratified sampling by score: CSF or equal-size strata, proportional or Neyman allocation,
 simple random sampling without replacement within strata (finite-population correction in
-:class:`assay.core.estimators.StratifiedSample`)."""
+:class:`assay.core.totals.StratifiedSample`)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
+from assay.core.allocation import MIN_PER_STRATUM, allocate
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.core.strata import Strata, make_strata
-from assay.core.estimators import Sample, StratifiedSample
+from assay.core.types import Kind
 
-MIN_PER_STRATUM = 2
 
 
 def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
@@ -33,58 +33,6 @@ def initial_f_guess(prior: np.ndarray, predictions: np.ndarray, alpha: float) ->
     tp = float(np.sum(prior * predictions))
     den = alpha * float(np.sum(predictions)) + (1.0 - alpha) * float(np.sum(prior))
     return tp / den if den > 0 else 0.5
-
-
-def allocate(budget: int, sizes: np.ndarray, weights: np.ndarray,
-             minimum: int = MIN_PER_STRATUM) -> np.ndarray:
-    """Integer allocation n_h ∝ weights_h with min(minimum, N_h) ≤ n_h ≤ N_h and Σ n_h = budget.
-
-    Strata whose share exceeds their size are taken whole (take-all) and the rest re-allocated
-    (Cochran 1977, §5.5); rounding by largest remainder.
-    """
-    sizes = sizes.astype(np.int64)
-    total = int(sizes.sum())
-    budget = int(min(budget, total))
-    floor = np.minimum(sizes, minimum)
-    if floor.sum() >= budget:  # budget too small for the minimum: spread by weight
-        floor = np.zeros_like(sizes)
-    n = floor.copy()
-    w = np.where(sizes > n, np.maximum(weights.astype(np.float64), 0.0), 0.0)
-    if w.sum() <= 0:
-        w = (sizes - n).astype(np.float64)
-    free = np.ones(sizes.shape[0], dtype=bool)
-    while True:
-        remaining = budget - int(n[~free].sum()) - int(floor[free].sum())
-        share = np.zeros(sizes.shape[0])
-        wf = np.where(free, w, 0.0)
-        if wf.sum() > 0 and remaining > 0:
-            share = remaining * wf / wf.sum()
-        cand = floor + share
-        over = free & (cand >= sizes)
-        if not over.any():
-            break
-        n[over] = sizes[over]
-        free &= ~over
-        if not free.any():
-            break
-    if free.any():
-        cand = np.where(free, floor + share, n)
-        base = np.floor(cand).astype(np.int64)
-        left = budget - int(base.sum())
-        frac = np.where(free & (base < sizes), cand - base, -1.0)
-        for i in np.argsort(-frac, kind="stable")[:max(left, 0)]:
-            base[i] += 1
-        n = np.minimum(base, sizes)
-    # top up any shortfall from rounding/clipping, largest free capacity first
-    short = budget - int(n.sum())
-    if short > 0:
-        for i in np.argsort(-(sizes - n), kind="stable"):
-            add = int(min(short, sizes[i] - n[i]))
-            n[i] += add
-            short -= add
-            if short == 0:
-                break
-    return n
 
 
 class StratifiedDesign(Design):
@@ -166,15 +114,14 @@ class StratifiedDesign(Design):
         j = self._shuffles[h].next(self.rng)
         pos = int(self.strata.bounds[h] + j)
         item = int(self.strata.order[pos])
-        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, "inclusion", pos)
+        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION, pos)
 
     def skip(self, draw: Draw) -> None:
         if self._shuffles[draw.stratum].taken < self.strata.sizes[draw.stratum]:
             self._replace.append(draw.stratum)
 
-    def sample(self, draws: list[Draw], labels: np.ndarray) -> Sample:
-        stratum = np.fromiter((d.stratum for d in draws), np.int64, len(draws))
-        return StratifiedSample(stratum=stratum, sizes=self.strata.sizes)
+    def stratum_sizes(self) -> np.ndarray:
+        return self.strata.sizes
 
     def strata_table(self) -> list[dict[str, Any]]:
         sizes = self.strata.sizes

@@ -16,7 +16,8 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from assay.stratified.design import allocate, draw_sample, stratify_by_labels, stratify_by_runs
+from assay.core.allocation import allocate_by_rule
+from assay.stratified.design import draw_sample, stratify_by_labels, stratify_by_runs
 from assay.stratified.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
                               draw_adjudication, error_rates)
 from assay.stratified.estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
@@ -138,7 +139,7 @@ def design(ctx: typer.Context,
                 raise InputError(f"--prior: no prior proportion for stratum {missing[0]!r} "
                                  f"(strata: {', '.join(st.names)})")
             pri = [given[n] for n in st.names]
-        n_l = allocate(st.sizes, budget, allocation, prior=pri, minimum=minimum,
+        n_l = allocate_by_rule(st.sizes, budget, allocation, prior=pri, minimum=minimum,
                        bottom=st.bottom, bottom_share=bottom_share)
         sample = draw_sample(st, n_l, rng)
         rows.extend(SampleRow(d, s, float(p), topic) for d, s, p in

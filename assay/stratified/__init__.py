@@ -4,7 +4,9 @@ Seed 004 (Webber, Oard, Scholer & Hedin 2010, "Assessor error in stratified eval
 Tenenbein (1970); Oard et al. (2008) for the stratified estimators. Pure numpy/scipy; I/O lives
 in :mod:`assay.formats.trec` and :mod:`assay.interfaces.stratified_cli`.
 """
-from .design import (Stratification, StratifiedSample, allocate, draw_sample, stratify_by_labels,
+from assay.core.allocation import allocate_by_rule
+
+from .design import (Stratification, StratifiedSample, draw_sample, stratify_by_labels,
                      stratify_by_runs)
 from .estimators import (Interval, RunEstimate, SampleCounts, TopicEstimate, estimate,
                          estimate_arrays, mean_over_topics)
@@ -16,7 +18,7 @@ from .assessor_error import (assessed_proportion, bias_dominance_sample_size, er
 from .consistency import bin_consistency, chi2_equal_proportions
 from .aggregation import dawid_skene, fleiss_kappa, krippendorff_alpha, majority_vote
 
-__all__ = ["Stratification", "StratifiedSample", "allocate", "draw_sample", "stratify_by_labels",
+__all__ = ["Stratification", "StratifiedSample", "allocate_by_rule", "draw_sample", "stratify_by_labels",
            "stratify_by_runs", "Interval", "RunEstimate", "SampleCounts", "TopicEstimate",
            "estimate", "estimate_arrays", "mean_over_topics", "NOT_ADJUDICATED",
            "TenenbeinEstimate", "allocate_adjudication", "build_counts", "draw_adjudication",

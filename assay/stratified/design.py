@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Stratification", "stratify_by_runs", "stratify_by_labels", "allocate",
+__all__ = ["Stratification", "stratify_by_runs", "stratify_by_labels",
            "StratifiedSample", "draw_sample"]
 
 
@@ -78,89 +78,6 @@ def stratify_by_labels(docnos: Sequence[str], labels: Sequence[str]) -> Stratifi
     """User-given strata: ``labels[i]`` names the stratum of ``docnos[i]``."""
     names, codes = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
     return Stratification(tuple(docnos), codes.astype(np.int64), tuple(str(n) for n in names))
-
-
-def _round_to_budget(target: np.ndarray, budget: int, low: np.ndarray,
-                     high: np.ndarray) -> np.ndarray:
-    """Integer allocation near ``target`` with sum ``budget`` and low <= n <= high.
-
-    Continuous targets are first projected onto the box by iterative capping/flooring (the
-    standard water-filling for Neyman allocation with bounds), then rounded by largest remainder.
-    """
-    target = np.asarray(target, float)
-    budget = int(min(budget, high.sum()))
-    x = np.clip(target, low, high).astype(float)
-    for _ in range(4 * len(x) + 4):
-        gap = budget - x.sum()
-        if abs(gap) < 1e-9:
-            break
-        adjustable = (x < high) if gap > 0 else (x > low)
-        if not adjustable.any():
-            break
-        w = np.where(adjustable, np.maximum(target, 1e-12), 0.0)
-        x = np.clip(x + gap * w / w.sum(), low, high)
-    base = np.floor(x + 1e-9).astype(np.int64)
-    base = np.clip(base, low, high)
-    rem = budget - base.sum()
-    frac = x - base
-    order = np.argsort(-frac, kind="stable")
-    for i in order:
-        if rem <= 0:
-            break
-        if base[i] < high[i]:
-            base[i] += 1
-            rem -= 1
-    i = 0
-    while rem > 0 and i < 10 * len(x):          # any remainder left: fill where room remains
-        j = i % len(x)
-        if base[j] < high[j]:
-            base[j] += 1
-            rem -= 1
-        i += 1
-    return base
-
-
-def allocate(sizes: Sequence[int], budget: int, method: str = "proportional", *,
-             prior: Sequence[float] | None = None, minimum: int = 2,
-             bottom: int | None = None, bottom_share: float = 0.25,
-             exponent: float = 0.5) -> np.ndarray:
-    """Allocate ``budget`` assessments to strata of sizes N_l; returns integer n_l.
-
-    * ``proportional``: n_l ∝ N_l.
-    * ``neyman``: n_l ∝ N_l·sqrt(p_l(1-p_l)) with prior guesses p_l (Cochran 1977, ch. 5,
-      optimum allocation).
-    * ``legal`` (seed 004 §2's practice): n_l ∝ N_l^exponent, so that small strata get a higher
-      sampling rate, with the bottom stratum capped at ``bottom_share`` of the budget (the
-      cap yields when the other strata are exhausted, so the whole budget is spent).
-    Every stratum gets at least min(minimum, N_l) (two are needed for a variance) and at most N_l.
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if budget < 0:
-        raise ValueError("budget must be non-negative")
-    if method == "proportional":
-        target = sizes.astype(float)
-    elif method == "neyman":
-        if prior is None or len(prior) != len(sizes):
-            raise ValueError("neyman allocation needs one prior proportion per stratum")
-        p = np.clip(np.asarray(prior, float), 1e-4, 1 - 1e-4)
-        target = sizes * np.sqrt(p * (1 - p))
-    elif method == "legal":
-        target = sizes.astype(float) ** exponent
-    else:
-        raise ValueError(f"unknown allocation method {method!r} (proportional, neyman, legal)")
-    high = sizes.copy()
-    if method == "legal" and bottom is not None:
-        others = int(high.sum() - high[bottom])
-        cap = max(int(np.floor(bottom_share * budget)), minimum, budget - others)
-        high[bottom] = min(high[bottom], cap)        # the cap yields when the rest is exhausted
-    low = np.minimum(sizes, minimum)
-    if low.sum() > budget:
-        raise ValueError(f"budget {budget} is below the minimum of {minimum} per stratum "
-                         f"({int(low.sum())} needed); raise the budget or lower the minimum "
-                         "(--min-per-stratum)")
-    total = target.sum()
-    target = budget * target / total if total > 0 else np.zeros_like(target)
-    return _round_to_budget(target, budget, low, high)
 
 
 @dataclass(frozen=True)

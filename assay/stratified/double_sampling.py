@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from assay.core.allocation import bounded_allocation
 from .estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, CELL_UNASSESSABLE, SampleCounts,
                          estimate_arrays)
 
@@ -210,7 +211,6 @@ def allocate_adjudication(sc: SampleCounts, budget: int, *, run: int | None = No
     implied by the naive proportion and prior error rates θ (``fpr``) and φ (``fnr``) per
     stratum: p = (π − θ)/(1 − θ − φ), λ1 = p(1−φ)/π, λ0 = pφ/(1−π). Returns an (L, C) array.
     """
-    from .design import _round_to_budget
     naive = sc.naive()
     r = estimate_arrays(naive)
     L, C, G = naive.first.shape
@@ -254,7 +254,7 @@ def allocate_adjudication(sc: SampleCounts, budget: int, *, run: int | None = No
                          "budget or lower the minimum (--min-per-cell)")
     target = np.sqrt(A).ravel()
     target = budget * target / target.sum() if target.sum() > 0 else target
-    return _round_to_budget(target, budget, low.ravel(), high.ravel()).reshape(L, C)
+    return bounded_allocation(target, budget, low.ravel(), high.ravel()).reshape(L, C)
 
 
 def _n_a(sc: SampleCounts, run: int) -> float:

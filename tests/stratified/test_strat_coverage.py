@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from assay.stratified import allocate, allocate_adjudication, estimate_arrays
+from assay.stratified import allocate_by_rule, allocate_adjudication, estimate_arrays
 from assay.stratified.simulate import make_population, simulate
 
 PAT = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], bool)
@@ -28,7 +28,7 @@ def _logit_cover(e, v, truth):
 
 def coverage_run(p_bottom, budget, adjudications, reps, seed, bottom_share=0.75):
     pop, rng = _population(p_bottom, seed)
-    n = allocate(pop.sizes, budget, "legal", bottom=3, bottom_share=bottom_share)
+    n = allocate_by_rule(pop.sizes, budget, "legal", bottom=3, bottom_share=bottom_share)
     sc = simulate(pop, n, adjudications, reps, rng,
                   allocate=lambda s: allocate_adjudication(s, adjudications, run=0))
     return pop.truth(), estimate_arrays(sc.naive()), estimate_arrays(sc)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from assay.stratified import allocate, draw_sample, stratify_by_labels, stratify_by_runs
+from assay.stratified import allocate_by_rule, draw_sample, stratify_by_labels, stratify_by_runs
 
 
 def _toy():
@@ -30,30 +30,30 @@ def test_user_strata():
 
 def test_allocations():
     sizes = np.array([100, 300, 600, 99000])
-    prop = allocate(sizes, 1000, "proportional")
+    prop = allocate_by_rule(sizes, 1000, "proportional")
     assert prop.sum() == 1000 and np.all(prop >= 2)
-    ney = allocate(sizes, 1000, "neyman", prior=[0.9, 0.5, 0.3, 0.001])
+    ney = allocate_by_rule(sizes, 1000, "neyman", prior=[0.9, 0.5, 0.3, 0.001])
     w = sizes * np.sqrt(np.array([0.9, 0.5, 0.3, 0.001]) * (1 - np.array([0.9, 0.5, 0.3, 0.001])))
     assert ney.sum() == 1000
     assert np.allclose(ney, 1000 * w / w.sum(), atol=1.01)
-    legal = allocate(sizes, 1000, "legal", bottom=3, bottom_share=0.4)
+    legal = allocate_by_rule(sizes, 1000, "legal", bottom=3, bottom_share=0.4)
     assert legal.sum() == 1000 and legal[3] <= 400
     rate = legal / sizes
     assert rate[0] > rate[1] > rate[2] > rate[3]          # small strata sampled at higher rates
-    capped = allocate(np.array([5, 3, 1000]), 500, "proportional")
+    capped = allocate_by_rule(np.array([5, 3, 1000]), 500, "proportional")
     assert capped.tolist()[:2] == [5, 3] or capped[0] <= 5
     assert np.all(capped <= [5, 3, 1000]) and capped.sum() == 500
     with pytest.raises(ValueError):
-        allocate(sizes, 5, "proportional")                 # below the minimum of 2 per stratum
+        allocate_by_rule(sizes, 5, "proportional")                 # below the minimum of 2 per stratum
     with pytest.raises(ValueError):
-        allocate(sizes, 10, "nope")
+        allocate_by_rule(sizes, 10, "nope")
 
 
 def test_sampling_reproducible_without_replacement():
     docs = [f"d{i}" for i in range(1000)]
     runs = {"A": set(docs[:100]), "B": set(docs[50:200])}
     st = stratify_by_runs(docs, runs)
-    n = allocate(st.sizes, 120, "legal", bottom=st.bottom)
+    n = allocate_by_rule(st.sizes, 120, "legal", bottom=st.bottom)
     s1 = draw_sample(st, n, np.random.default_rng(7))
     s2 = draw_sample(st, n, np.random.default_rng(7))
     s3 = draw_sample(st, n, np.random.default_rng(8))
@@ -86,5 +86,5 @@ def test_inclusion_frequencies_match_probabilities():
 
 def test_legal_cap_yields_when_other_strata_are_exhausted():
     sizes = np.array([30, 40, 50, 10000])
-    n = allocate(sizes, 600, "legal", bottom=3, bottom_share=0.5)
+    n = allocate_by_rule(sizes, 600, "legal", bottom=3, bottom_share=0.5)
     assert n.sum() == 600 and n[:3].tolist() == [30, 40, 50] and n[3] == 480

@@ -1,8 +1,8 @@
-"""The per-document library path used by the CLI: stratify → allocate → draw → assess →
-allocate adjudications → draw them → estimate, repeated on one fixed collection."""
+"""The per-document library path used by the CLI: stratify → allocate_by_rule → draw → assess →
+allocate_by_rule adjudications → draw them → estimate, repeated on one fixed collection."""
 import numpy as np
 
-from assay.stratified import (NOT_ADJUDICATED, allocate, allocate_adjudication, build_counts,
+from assay.stratified import (NOT_ADJUDICATED, allocate_by_rule, allocate_adjudication, build_counts,
                               draw_adjudication, draw_sample, estimate, stratify_by_runs)
 
 
@@ -28,7 +28,7 @@ def test_document_level_pipeline_simulation():
     true_recall = np.array([(A & rel & (fal >= 0)).sum(), (B & rel & (fal >= 0)).sum()])
     true_recall = true_recall / (rel & (fal >= 0)).sum()
     true_yield = (rel & (fal >= 0)).sum()
-    n_l = allocate(st.sizes, 1500, "legal", bottom=st.bottom, bottom_share=0.7)
+    n_l = allocate_by_rule(st.sizes, 1500, "legal", bottom=st.bottom, bottom_share=0.7)
     index = {d: i for i, d in enumerate(docs)}
     pat_of_stratum = st.patterns
     reps = 400

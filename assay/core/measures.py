@@ -1,0 +1,184 @@
+"""Precision, recall and F_α of one or many systems from one set of weighted draws.
+
+Pure numpy/scipy, no I/O. For item i let ŷ_i be a system's prediction and ℓ_i the true label;
+the population measure is (seed 002, eq. 1)
+
+    F_α = Σ ℓ_i ŷ_i / Σ [α ŷ_i + (1 − α) ℓ_i] = Y / X,
+
+so α = 1 is precision, α = 0 recall and α = ½ the balanced F1. The ratio R̂ = Ŷ / X̂ (seed 002,
+eq. 3) of totals estimated from the draws (:mod:`assay.core.totals`) gets its variance by
+linearisation (the delta method, Särndal, Swensson & Wretman 1992, §5.6): the design variance of
+the estimated total of z_i = (y_i − R̂ x_i) / X̂. Its interval follows
+:func:`assay.core.intervals.ratio_interval`; when X̂ = 0 (e.g. recall before any positive has
+been labelled) no estimate and no interval is given rather than a false one.
+
+Predictions may be an (n draws × m systems) matrix: :func:`f_measures` estimates every system
+from the same draws in one call, as m single-system calls would (the totals are per column).
+
+>>> import numpy as np
+>>> from assay.core.totals import StratifiedSample
+>>> s = StratifiedSample(stratum=np.zeros(4, dtype=np.int64), sizes=np.array([8]))
+>>> e = f_measure(s, np.array([1, 1, 0, 0]), np.array([1, 0, 1, 0]), alpha=1.0)
+>>> e.measure, e.estimate, e.method
+('precision', 0.5, 'exact')
+>>> [x.estimate for x in f_measures(s, np.array([1, 1, 0, 0]),
+...                                 np.array([[1, 1], [0, 1], [1, 1], [0, 0]]), alpha=0.0)]
+[0.5, 1.0]
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol
+
+import numpy as np
+
+from assay.core.intervals import ratio_interval
+from assay.core.totals import Sample, StratifiedSample, unseen_positive_bound
+from assay.core.types import Estimate
+from assay.errors import EstimationError
+
+MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
+FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
+PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
+                   "on the score rank fitted to the labels (assumes the rate does not rise "
+                   "down the ranking); the design-based estimate and interval are given beside it")
+
+
+class PredictiveModel(Protocol):
+    """A model-based estimator of F_α for the same draws (e.g. :mod:`assay.core.rank_model`)."""
+
+    def predictive(self, alpha: float, confidence: float) -> Any:
+        """A result with ``estimate``, ``ci_low``, ``ci_high`` and a ``fit`` check, or None."""
+
+
+def measure_name(alpha: float) -> str:
+    """``precision``, ``recall``, ``f1``, or ``f_alpha=…``.
+
+    >>> measure_name(0.25)
+    'f_alpha=0.25'
+    """
+    for k, v in MEASURES.items():
+        if v == alpha:
+            return k
+    return f"f_alpha={alpha:g}"
+
+
+def _check(alpha: float, confidence: float) -> None:
+    if not 0.0 <= alpha <= 1.0:
+        raise EstimationError(f"alpha must be in [0, 1], got {alpha}")
+    if not 0.0 < confidence < 1.0:
+        raise EstimationError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
+               confidence: float = 0.95, measure: str | None = None, interval: str = "auto",
+               n_domain: np.ndarray | None = None, n_success: np.ndarray | None = None,
+               why_design: str = "") -> list[Estimate]:
+    """Design-based F_α (module docstring) of every system: ``predictions`` is (n,) or (n, m),
+    aligned with ``labels`` and the sample's draws. ``n_domain[j]``: distinct labelled items
+    with x_i > 0 for system j, ``n_success[j]`` of those with y_i = 1 (default: counts over
+    draws); ``why_design``: a note saying why a model-based estimate gave way to this one.
+    Returns one :class:`Estimate` per system."""
+    _check(alpha, confidence)
+    name = measure or measure_name(alpha)
+    ell = np.asarray(labels, dtype=np.float64)
+    yhat = np.asarray(predictions, dtype=np.float64)
+    if yhat.ndim == 1:
+        yhat = yhat[:, None]
+    if yhat.shape[0] != ell.shape[0]:
+        raise EstimationError(f"{yhat.shape[0]} predictions for {ell.shape[0]} labels")
+    m = yhat.shape[1]
+    y = ell[:, None] * yhat
+    x = alpha * yhat + (1.0 - alpha) * ell[:, None]
+    y_tot, _ = sample.total(y)
+    x_tot, _ = sample.total(x)
+    dom = np.count_nonzero(x > 0, axis=0) if n_domain is None else np.broadcast_to(n_domain, m)
+    suc = np.count_nonzero(y > 0, axis=0) if n_success is None else np.broadcast_to(n_success, m)
+    ok = x_tot > 0.0
+    r = np.where(ok, np.clip(np.divide(y_tot, x_tot, out=np.zeros(m), where=ok), 0.0, 1.0), 0.0)
+    z_lin = np.divide(y - r * x, x_tot, out=np.zeros_like(y), where=ok)
+    _, var = sample.total(z_lin)
+    unseen: dict[str, float] = {}
+    if isinstance(sample, StratifiedSample) and alpha < 1.0:
+        unseen = unseen_positive_bound(sample, ell, confidence)
+    out = []
+    for j in range(m):
+        if not ok[j]:
+            out.append(_undefined(name, alpha, confidence))
+            continue
+        rule = "auto" if interval == "design" else interval
+        k = int(suc[j])
+        lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), int(dom[j]),
+                                               confidence, rule, int(dom[j]) - k, k)
+        se = math.sqrt(var[j]) if math.isfinite(var[j]) else None
+        exact_note = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
+                      f"few successes or failures for the normal approximation ({k} of "
+                      f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
+                      "side" if method == "exact" else "")
+        out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
+                            _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen)))
+    return out
+
+
+def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
+              confidence: float = 0.95, measure: str | None = None,
+              interval: str = "auto", n_domain: int | None = None,
+              n_success: int | None = None, model: PredictiveModel | None = None) -> Estimate:
+    """F_α of one system (seed 002, eqs. 1 and 3): the design-based estimate of
+    :func:`f_measures`, or, given a ``model`` whose fit check passes (p ≥ ``FIT_LEVEL``), the
+    model's estimate and interval with the design-based one beside it in ``extra``."""
+    counts = (None if n_domain is None else np.array([n_domain]),
+              None if n_success is None else np.array([n_success]))
+    design = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
+                        *counts)[0]
+    if model is None or interval == "design" or not design.defined:
+        return design
+    res = model.predictive(alpha, confidence)
+    if res is None:
+        return design
+    if res.fit is not None and res.fit.p_value < FIT_LEVEL:
+        misfit = (f"the rank calibration does not fit the labels (deviance "
+                  f"{res.fit.deviance:.1f} on {res.fit.df} df, p = {res.fit.p_value:.2g}): "
+                  "design-based estimate and interval")
+        return f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
+                          *counts, why_design=misfit)[0]
+    return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,
+                    design.std_error, confidence, "model", None, PREDICTIVE_NOTE,
+                    {"design_estimate": design.estimate,
+                     "design_interval": (design.ci_low, design.ci_high),
+                     "design_method": design.method})
+
+
+def _undefined(name: str, alpha: float, confidence: float) -> Estimate:
+    what = {"precision": "no predicted positive", "recall": "no true positive"}.get(
+        name, "no predicted or true positive")
+    return Estimate(name, alpha, None, None, None, None, confidence, "undefined", 0.0,
+                    note=f"undefined: {what} among the labels yet")
+
+
+def _unseen_note(unseen: dict[str, float]) -> str:
+    if not unseen.get("unseen_strata"):
+        return ""
+    return (f"design-based: {unseen['unseen_strata']} strata ({unseen['unseen_items']:,.0f} "
+            "unlabelled items) where no positive was labelled are taken to hold none; their "
+            f"labels allow up to {unseen['unseen_positive_bound']:,.0f}")
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def true_f_measure(labels: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
+    """F_α on a fully labelled population (seed 002, eq. 1); NaN when 0/0.
+
+    >>> true_f_measure(np.array([1, 1, 0]), np.array([1, 0, 1]), 0.5)
+    0.5
+    """
+    ell = np.asarray(labels, dtype=np.float64)
+    yhat = np.asarray(predictions, dtype=np.float64)
+    den = alpha * yhat.sum() + (1.0 - alpha) * ell.sum()
+    return float((ell * yhat).sum() / den) if den > 0 else math.nan
+
+
+__all__ = ["FIT_LEVEL", "MEASURES", "PREDICTIVE_NOTE", "PredictiveModel", "f_measure",
+           "f_measures", "measure_name", "true_f_measure"]

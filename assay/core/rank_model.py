@@ -1,0 +1,123 @@
+"""The rank model: a pool ranked by score and cut into strata, the rank calibrations fitted to
+labelled positions, and the model-based estimate of F_α they give (:mod:`assay.core.predictive`).
+
+It is a function of pool-level facts (the ranking, the strata, the predictions) and of the
+labelled positions — not of the design that chose them — so the ``auto`` design uses it to
+allocate and the estimators use it to estimate, from any stratified draws over the same ranked
+strata.
+
+>>> import numpy as np
+>>> from assay.core.strata import Strata
+>>> st = Strata(order=np.arange(6), bounds=np.array([0, 2, 6]), method="geometric")
+>>> ranked = RankedStrata.build(st, np.array([1, 1, 1, 0, 0, 0], dtype=np.int8))
+>>> ranked.pp.tolist(), ranked.counts({0: 1, 3: 0}).tp.tolist()
+([2, 1], [1.0, 0.0])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+import numpy as np
+
+from assay.core.calibration import (FitCheck, RankCalibration, RankGrid, fit_check,
+                                    fit_hinge_calibration, fit_rank_calibration)
+from assay.core.predictive import PredictiveResult, StratumCounts, predictive_f_measure
+from assay.core.strata import Strata
+
+
+@dataclass(frozen=True)
+class RankedStrata:
+    """Strata over a score ranking with the facts the rank model needs: predicted positives
+    per stratum (``pp``), their share (``pos_share``), the quadrature grid, and the calibration
+    family (``degree``: 0 averages the two hinge shapes; −1/−2 one of them; 1/2 a polynomial)."""
+
+    strata: Strata
+    predictions: np.ndarray
+    pp: np.ndarray
+    pos_share: np.ndarray
+    grid: RankGrid
+    degree: int = 0
+
+    @classmethod
+    def build(cls, strata: Strata, predictions: np.ndarray, degree: int = 0) -> "RankedStrata":
+        n = predictions.shape[0]
+        cum_pred = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(predictions[strata.order], out=cum_pred[1:])
+        pp = np.diff(cum_pred[strata.bounds]).astype(np.int64)
+        grid = RankGrid.build(strata.bounds, cum_pred=cum_pred)
+        return cls(strata, predictions, pp, strata.means(predictions), grid, int(degree))
+
+    def calibrations(self, seen: dict[int, int]) -> list[tuple[RankCalibration, float]]:
+        """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
+
+        ``degree`` 0: model averaging over the hinge with a straight decay and the hinge whose
+        decay may steepen (:func:`assay.core.calibration.fit_hinge_calibration`), weighted by
+        Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail beyond the labels
+        is an extrapolation, and the two shapes bracket it."""
+        if len(seen) < 2:
+            return []
+        pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
+        labs = np.fromiter(seen.values(), np.float64, len(seen))
+        if self.degree > 0:
+            return [(fit_rank_calibration(pos, labs, degree=self.degree), 1.0)]
+        knees = np.log(self.strata.bounds[1:-1] + 1.0)
+        shapes = (1, 2) if self.degree == 0 else (-self.degree,)
+        fits = [fit_hinge_calibration(pos, labs, knees, degree=d) for d in shapes]
+        aic = np.array([c.loglik - c.theta.size for c in fits])
+        w = np.exp(aic - aic.max())
+        return [(c, float(x / w.sum())) for c, x in zip(fits, w)]
+
+    def counts(self, seen: dict[int, int]) -> StratumCounts:
+        """Labelled counts per stratum and cell (predicted positive / negative)."""
+        pos = np.fromiter(seen.keys(), np.int64, len(seen))
+        lab = np.fromiter(seen.values(), np.int64, len(seen))
+        pred = self.predictions[self.strata.order[pos]].astype(np.int64)
+        h = self.strata.stratum_of(pos)
+        k = self.strata.count
+        return StratumCounts(bounds=self.strata.bounds, pp=self.pp,
+                             lab1=np.bincount(h, weights=pred, minlength=k),
+                             lab0=np.bincount(h, weights=1 - pred, minlength=k),
+                             tp=np.bincount(h, weights=lab * pred, minlength=k),
+                             fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+
+
+def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None:
+    """The calibration of largest weight among ``fits``."""
+    return max(fits, key=lambda cw: cw[1])[0] if fits else None
+
+
+@dataclass(frozen=True)
+class RankModel:
+    """The model-based estimator of F_α for labelled positions ``seen`` (position → label) over
+    ``ranked`` (a :class:`~assay.core.measures.PredictiveModel`). The calibrations, cell counts
+    and fit check depend on the labels only, so they are computed once and serve every
+    measure."""
+
+    ranked: RankedStrata
+    seen: dict[int, int]
+
+    @cached_property
+    def fits(self) -> list[tuple[RankCalibration, float]]:
+        return self.ranked.calibrations(self.seen)
+
+    @cached_property
+    def counts(self) -> StratumCounts:
+        return self.ranked.counts(self.seen)
+
+    @cached_property
+    def check(self) -> FitCheck:
+        pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
+        lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
+        cal = leading(self.fits)
+        assert cal is not None
+        return fit_check(cal, pos + 1.0, lab, self.ranked.strata.stratum_of(pos))
+
+    def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
+        if not self.fits:
+            return None
+        res = predictive_f_measure(self.counts, self.fits, self.ranked.grid, alpha, confidence)
+        return None if res is None else replace(res, fit=self.check)
+
+
+__all__ = ["RankModel", "RankedStrata", "leading"]
