@@ -44,7 +44,16 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
     ``predictions`` is the pool's (N,) or (N × m) matrix of 0/1 predictions, one column per
     system; ``labels`` are aligned with ``draws``; ``sizes`` are the stratum sizes N_h for
     inclusion-probability draws. Returns, per measure, one :class:`Estimate` per system — the
-    same as m single-system calls (:func:`assay.core.measures.f_measures`)."""
+    same as m single-system calls (:func:`assay.core.measures.f_measures`).
+
+    >>> import numpy as np
+    >>> from assay.core.types import Draws, Kind
+    >>> d = Draws.from_records([(0, .5, 0), (1, .5, 0), (2, .5, 0), (3, .5, 0)], Kind.INCLUSION)
+    >>> preds = np.array([[1, 1], [0, 1], [1, 0], [0, 0], [1, 1], [0, 0], [1, 0], [0, 1]])
+    >>> est = estimate_systems(d, np.array([1, 1, 0, 0]), preds, sizes=np.array([8]))
+    >>> [round(e.estimate, 3) for e in est["precision"]]
+    [0.5, 1.0]
+    """
     alphas = alphas or MEASURES
     lab = np.asarray(labels, dtype=np.int8)
     pool_pred = np.asarray(predictions)
@@ -67,7 +76,19 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
                  interval: str = "auto") -> dict[str, Estimate]:
     """Precision, recall and F1 (or the measures given) of one system from a run's draws so
     far; where the design ranks the pool (``auto``), the rank model's estimate is offered to
-    :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels."""
+    :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels.
+
+    >>> import numpy as np
+    >>> from assay.designs import UniformWithoutReplacement
+    >>> from assay.evaluation import Collected
+    >>> des = UniformWithoutReplacement(4, 4, np.random.default_rng(0))
+    >>> c = Collected()
+    >>> for i in range(4):
+    ...     d = des.draw(); c.draws.append(d); c.labels.append(d.index % 2)
+    ...     c.labelled[d.index] = d.index % 2
+    >>> estimate_all(des, c, np.array([1, 1, 0, 0]), 0.95)["precision"].estimate
+    0.5
+    """
     alphas = alphas or MEASURES
     labels = np.asarray(collected.labels, dtype=np.int8)
     draws = Draws.of(collected.draws)

@@ -16,10 +16,9 @@ Two policies, because they are two different allocations (not two spellings of o
 formed under a model of the match rates.
 
 >>> import numpy as np
->>> allocate(10, np.array([100, 100, 2]), np.array([1.0, 3.0, 0.0])).tolist()
-[3, 5, 2]
->>> bounded_allocation(np.array([2.5, 7.5]), 10, np.array([0, 0]), np.array([5, 9])).tolist()
-[3, 7]
+>>> StratumModel(np.array([0.5]), np.array([0.25]), np.array([1.0])).residual_variance(
+...     0.5, 1.0, 0.5).tolist()
+[0.140625]
 """
 from __future__ import annotations
 
@@ -54,6 +53,10 @@ def allocate(budget: int, sizes: np.ndarray, weights: np.ndarray,
 
     Strata whose share exceeds their size are taken whole (take-all) and the rest re-allocated
     (Cochran 1977, §5.5); rounding by largest remainder.
+
+    >>> import numpy as np
+    >>> allocate(10, np.array([100, 100, 2]), np.array([1.0, 3.0, 0.0])).tolist()
+    [3, 5, 2]
     """
     sizes = sizes.astype(np.int64)
     total = int(sizes.sum())
@@ -106,6 +109,10 @@ def bounded_allocation(target: np.ndarray, budget: int, low: np.ndarray,
 
     Continuous targets are first projected onto the box by iterative capping/flooring (the
     standard water-filling for Neyman allocation with bounds), then rounded by largest remainder.
+
+    >>> import numpy as np
+    >>> bounded_allocation(np.array([2.5, 7.5]), 10, np.array([0, 0]), np.array([5, 9])).tolist()
+    [3, 7]
     """
     target = np.asarray(target, float)
     budget = int(min(budget, high.sum()))
@@ -153,6 +160,11 @@ def allocate_by_rule(sizes: Sequence[int], budget: int, method: str = "proportio
       sampling rate, with the bottom stratum capped at ``bottom_share`` of the budget (the
       cap yields when the other strata are exhausted, so the whole budget is spent).
     Every stratum gets at least min(minimum, N_l) (two are needed for a variance) and at most N_l.
+
+    >>> allocate_by_rule([100, 300], 40).tolist()
+    [10, 30]
+    >>> allocate_by_rule([100, 300], 40, "neyman", prior=[0.5, 0.01]).tolist()
+    [25, 15]
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     if budget < 0:

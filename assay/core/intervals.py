@@ -17,13 +17,8 @@ For an estimate with a delta-method variance and no count rule (:func:`normal_in
 the delta method on the logit scale (for proportions), or on the log scale (for positive
 totals).
 
->>> lo, hi, method, n_eff = ratio_interval(0.5, 0.0025, 100, 0.95, n_fail=50, n_success=50)
->>> method, round(lo, 3), round(hi, 3)
-('delta', 0.402, 0.598)
->>> ratio_interval(1.0, 0.0, 3, 0.95)[2]
-'exact'
->>> [round(x, 4) for x in normal_interval(0.2, 0.0004, 0.95, method="logit")]
-[0.1629, 0.2431]
+>>> round(z_value(0.9), 4)
+1.6449
 """
 from __future__ import annotations
 
@@ -70,6 +65,12 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
 
     ``n_domain``: distinct labelled items in the denominator, of which ``n_success`` in the
     numerator and ``n_fail`` not (None: not checked). Returns (low, high, method, n_eff).
+
+    >>> lo, hi, method, n_eff = ratio_interval(0.5, 0.0025, 100, 0.95, n_fail=50, n_success=50)
+    >>> method, round(lo, 3), round(hi, 3), round(n_eff)
+    ('delta', 0.402, 0.598, 100)
+    >>> ratio_interval(1.0, 0.0, 3, 0.95)[2]
+    'exact'
     """
     z = z_value(confidence)
     if var > 0.0 and 0.0 < r < 1.0 and math.isfinite(var):
@@ -96,6 +97,9 @@ def normal_interval(est: float, var: float, confidence: float = 0.95,
     logit(est) ± z·se/(est(1−est)), transformed back — respects the bounds and the skew near 0
     or 1; Wald at est ∈ {0, 1}. ``log`` (positive totals): est·exp(±z·se/est), which follows the
     right skew of a total driven by a sparse stratum. ``se`` is the untransformed standard error.
+
+    >>> [round(x, 4) for x in normal_interval(0.2, 0.0004, 0.95, method="logit")]
+    [0.1637, 0.2421, 0.02]
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")

@@ -78,7 +78,15 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     aligned with ``labels`` and the sample's draws. ``n_domain[j]``: distinct labelled items
     with x_i > 0 for system j, ``n_success[j]`` of those with y_i = 1 (default: counts over
     draws); ``why_design``: a note saying why a model-based estimate gave way to this one.
-    Returns one :class:`Estimate` per system."""
+    Returns one :class:`Estimate` per system.
+
+    >>> import numpy as np
+    >>> from assay.core.totals import StratifiedSample
+    >>> s = StratifiedSample(stratum=np.zeros(4, dtype=np.int64), sizes=np.array([8]))
+    >>> [e.estimate for e in f_measures(s, np.array([1, 1, 0, 0]),
+    ...                                 np.array([[1, 1], [0, 1], [1, 1], [0, 0]]), alpha=0.0)]
+    [0.5, 1.0]
+    """
     _check(alpha, confidence)
     name = measure or measure_name(alpha)
     ell = np.asarray(labels, dtype=np.float64)
@@ -126,7 +134,15 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
               n_success: int | None = None, model: PredictiveModel | None = None) -> Estimate:
     """F_α of one system (seed 002, eqs. 1 and 3): the design-based estimate of
     :func:`f_measures`, or, given a ``model`` whose fit check passes (p ≥ ``FIT_LEVEL``), the
-    model's estimate and interval with the design-based one beside it in ``extra``."""
+    model's estimate and interval with the design-based one beside it in ``extra``.
+
+    >>> import numpy as np
+    >>> from assay.core.totals import StratifiedSample
+    >>> s = StratifiedSample(stratum=np.zeros(4, dtype=np.int64), sizes=np.array([8]))
+    >>> e = f_measure(s, np.array([1, 1, 0, 0]), np.array([1, 0, 1, 0]), alpha=1.0)
+    >>> e.measure, e.estimate, e.method
+    ('precision', 0.5, 'exact')
+    """
     counts = (None if n_domain is None else np.array([n_domain]),
               None if n_success is None else np.array([n_success]))
     design = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,

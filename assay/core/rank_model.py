@@ -83,7 +83,11 @@ class RankedStrata:
 
 
 def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None:
-    """The calibration of largest weight among ``fits``."""
+    """The calibration of largest weight among ``fits``.
+
+    >>> leading([]) is None
+    True
+    """
     return max(fits, key=lambda cw: cw[1])[0] if fits else None
 
 
