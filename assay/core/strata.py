@@ -1,21 +1,49 @@
-"""Score strata: cumulative-√F (CSF, seed 002 Algorithm 1, after Dalenius & Hodges 1959) and
-equal-size strata. Strata are contiguous runs of items in decreasing score order, so stratum 0
-holds the highest scores; ties never straddle a CSF boundary.
+"""The one ``Strata`` of assay and its constructors.
+
+* score strata — contiguous runs of items in decreasing score order (stratum 0 the highest
+  scores): cumulative-√F (:func:`csf_strata`, seed 002 Algorithm 1, after Dalenius & Hodges
+  1959; ties never straddle a boundary), equal size (:func:`equal_size_strata`), geometric rank
+  strata of sizes s, s, 2s, 4s, … (:func:`geometric_strata`, the ``auto`` design);
+* run-return patterns (:func:`pattern_strata`, seed 004 §2), user-given strata
+  (:func:`named_strata`), any stratum index per item (:meth:`Strata.from_codes`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 
 @dataclass(frozen=True)
 class Strata:
-    """A partition of the pool: ``order[bounds[h]:bounds[h+1]]`` are the items of stratum h."""
+    """A partition of a pool of N items into K strata: ``order[bounds[h]:bounds[h+1]]`` are
+    the items of stratum h (score strata: contiguous runs of the ranking, stratum 0 the highest
+    scores). Optional: ``names`` of the strata, and for run-return strata (seed 004) the
+    ``patterns`` (K × runs, True where the run returns the stratum's items) and ``run_ids``.
 
-    order: np.ndarray    # item indices, highest score first (int32 when N < 2**31)
+    >>> st = Strata.from_codes(np.array([1, 0, 1, 1]), names=("a", "b"))
+    >>> st.sizes.tolist(), st.members(1).tolist(), st.codes.tolist(), st.stratum_names
+    ([1, 3], [0, 2, 3], [1, 0, 1, 1], ('a', 'b'))
+    """
+
+    order: np.ndarray    # item indices, stratum by stratum (int32 when N < 2**31)
     bounds: np.ndarray   # int64, K + 1 offsets into ``order``
     method: str = "csf"
+    names: tuple[str, ...] = ()
+    patterns: np.ndarray | None = None
+    run_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, names: tuple[str, ...] = (), method: str = "given",
+                   patterns: np.ndarray | None = None, run_ids: tuple[str, ...] = ()
+                   ) -> "Strata":
+        """Strata from each item's stratum index (items of a stratum keep pool order)."""
+        codes = np.asarray(codes, dtype=np.int64)
+        k = max(len(names), int(codes.max()) + 1 if codes.size else 0)
+        order = np.argsort(codes, kind="stable").astype(_index_dtype(codes.shape[0]), copy=False)
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=k))]).astype(np.int64)
+        return cls(order, bounds, method, tuple(names), patterns, tuple(run_ids))
 
     @property
     def count(self) -> int:
@@ -25,10 +53,24 @@ class Strata:
     def sizes(self) -> np.ndarray:
         return np.diff(self.bounds)
 
+    @property
+    def stratum_names(self) -> tuple[str, ...]:
+        """The strata's names (their numbers when unnamed)."""
+        return self.names or tuple(str(h) for h in range(self.count))
+
+    @property
+    def bottom(self) -> int | None:
+        """Run-return strata: the stratum returned by no run (seed 004's bottom), if any."""
+        if self.patterns is None:
+            return None
+        hits = np.flatnonzero(~self.patterns.any(axis=1))
+        return int(hits[0]) if hits.size else None
+
     def members(self, h: int) -> np.ndarray:
         return self.order[self.bounds[h]:self.bounds[h + 1]]
 
-    def labels(self) -> np.ndarray:
+    @property
+    def codes(self) -> np.ndarray:
         """Stratum index of every item (int32, length N)."""
         out = np.empty(self.order.shape[0], dtype=np.int32)
         out[self.order] = np.repeat(np.arange(self.count, dtype=np.int32), self.sizes)
@@ -43,12 +85,62 @@ class Strata:
         sums = np.add.reduceat(values[self.order].astype(np.float64), self.bounds[:-1])
         return sums / self.sizes
 
+    def to_dict(self) -> dict:
+        return {"strata": [{"name": n, "size": int(z)} for n, z in
+                           zip(self.stratum_names, self.sizes)], "run_ids": list(self.run_ids)}
+
+
+def pattern_name(bits: np.ndarray) -> str:
+    """Name of a run-return pattern: one 0/1 digit per run, in run order ("10", "00").
+
+    >>> pattern_name(np.array([True, False]))
+    '10'
+    """
+    return "".join("1" if b else "0" for b in bits)
+
+
+def pattern_strata(returned: np.ndarray, run_ids: tuple[str, ...]) -> Strata:
+    """One stratum per non-empty run-return pattern (seed 004 §2: up to 2^k strata for k runs).
+
+    ``returned[i, j]`` is True when run j returns item i. Strata are named by their pattern and
+    ordered from the top stratum (every run) to the bottom (none).
+
+    >>> st = pattern_strata(np.array([[1, 0], [0, 0], [1, 1], [0, 0]], bool), ("A", "B"))
+    >>> st.names, st.sizes.tolist(), st.bottom
+    (('11', '10', '00'), [1, 1, 2], 2)
+    """
+    bits = np.asarray(returned, dtype=bool)
+    k = bits.shape[1]
+    weights = 1 << np.arange(k - 1, -1, -1) if k else np.zeros(0, dtype=int)
+    key = (bits.astype(np.int64) @ weights.astype(np.int64) if k
+           else np.zeros(bits.shape[0], np.int64))
+    present = np.unique(key)[::-1]            # top stratum (all ones) first, bottom last
+    codes = np.searchsorted(-present, -key)
+    patterns = ((present[:, None] >> np.arange(k - 1, -1, -1)) & 1).astype(bool)
+    return Strata.from_codes(codes, tuple(pattern_name(p) for p in patterns), "pattern",
+                             patterns, tuple(run_ids))
+
+
+def named_strata(labels: Sequence[str]) -> Strata:
+    """User-given strata: ``labels[i]`` names the stratum of item i (strata in name order).
+
+    >>> named_strata(["x", "y", "x"]).sizes.tolist()
+    [2, 1]
+    """
+    names, codes = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+    return Strata.from_codes(codes, tuple(str(n) for n in names), "given")
+
 
 def _index_dtype(n: int) -> type:
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
 def single_stratum(n: int) -> Strata:
+    """The whole pool as one stratum.
+
+    >>> single_stratum(3).sizes.tolist()
+    [3]
+    """
     return Strata(order=np.arange(n, dtype=_index_dtype(n)), bounds=np.array([0, n]),
                   method="none")
 
@@ -59,7 +151,11 @@ def _descending_order(scores: np.ndarray) -> np.ndarray:
 
 
 def equal_size_strata(scores: np.ndarray, n_strata: int) -> Strata:
-    """K strata of (nearly) equal size in decreasing score order (Druck & McCallum 2011)."""
+    """K strata of (nearly) equal size in decreasing score order (Druck & McCallum 2011).
+
+    >>> equal_size_strata(np.array([0.1, 0.9, 0.5, 0.3]), 2).members(0).tolist()
+    [1, 2]
+    """
     n = scores.shape[0]
     k = max(1, min(int(n_strata), n))
     order = _descending_order(scores)
@@ -71,7 +167,11 @@ def csf_cuts(counts: np.ndarray, edges: np.ndarray, n_strata: int) -> np.ndarray
     """Stratum lower edges of seed 002, Algorithm 1 (lines 7–20), ascending, without the
     minimum: walking up the histogram, a bin whose cumulative √count reaches the next multiple
     of w = csf[M]/K̃ opens a stratum at its lower edge — at most one per bin, so a heavy bin
-    does not swallow strata — until K̃ strata are open."""
+    does not swallow strata — until K̃ strata are open.
+
+    >>> csf_cuts(np.array([4, 1, 1, 4]), np.array([0.0, 1.0, 2.0, 3.0, 4.0]), 2).tolist()
+    [1.0]
+    """
     csf = np.cumsum(np.sqrt(counts))
     width = csf[-1] / n_strata
     cuts, k = [], 0
@@ -91,6 +191,9 @@ def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> 
     The score distribution is estimated with a histogram of ``n_bins`` bins (default
     ``min(N, 10_000)``); strata open where the cumulative √count passes equal widths
     (:func:`csf_cuts`). Empty strata are removed, so fewer than ``n_strata`` may result.
+
+    >>> csf_strata(np.array([0.9, 0.1, 0.2, 0.8]), 2, n_bins=4).sizes.tolist()
+    [2, 2]
     """
     n = scores.shape[0]
     k = max(1, int(n_strata))
@@ -109,7 +212,32 @@ def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> 
     return Strata(order=order, bounds=bounds, method="csf")
 
 
+def geometric_strata(order: np.ndarray, first: int) -> Strata:
+    """Strata of sizes s, s, 2s, 4s, … over the ranking ``order`` (a last stub shorter than half
+    its predecessor is folded into it).
+
+    >>> geometric_strata(np.arange(19), 4).bounds.tolist()
+    [0, 4, 8, 19]
+    """
+    n = order.shape[0]
+    bounds = [0]
+    size = max(1, int(first))
+    while bounds[-1] < n:
+        bounds.append(min(n, bounds[-1] + size))
+        if len(bounds) > 2:
+            size *= 2
+    b = np.array(bounds, dtype=np.int64)
+    if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:   # fold a stub into its neighbour
+        b = np.delete(b, -2)
+    return Strata(order=order, bounds=b, method="geometric")
+
+
 def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -> Strata:
+    """Score strata by name (``csf``, ``equal``, ``none``).
+
+    >>> make_strata(None, 5, "csf", 10).count
+    1
+    """
     if scores is None or method == "none" or n_strata <= 1:
         return single_stratum(n)
     if method == "csf":
@@ -117,3 +245,7 @@ def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -
     if method == "equal":
         return equal_size_strata(scores, n_strata)
     raise ValueError(f"unknown stratification method {method!r} (expected 'csf' or 'equal')")
+
+
+__all__ = ["Strata", "csf_cuts", "csf_strata", "equal_size_strata", "geometric_strata",
+           "make_strata", "named_strata", "pattern_name", "pattern_strata", "single_stratum"]

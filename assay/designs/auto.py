@@ -34,28 +34,13 @@ from assay.core.calibration import RankCalibration
 from assay.core.predictive import StratumCounts
 from assay.core.rank_model import RankedStrata, leading
 from assay.designs.base import Design, Draw, SparseShuffle
-from assay.core.strata import Strata, _descending_order
+from assay.core.strata import _descending_order, geometric_strata
 from assay.core.allocation import allocate
 from assay.core.allocation import StratumModel
 from assay.core.types import Kind
 
 
 PRIOR_LABELS = 2.0
-
-
-def geometric_strata(order: np.ndarray, first: int) -> Strata:
-    """Strata of sizes s, s, 2s, 4s, … over the ranking ``order`` (last one truncated)."""
-    n = order.shape[0]
-    bounds = [0]
-    size = max(1, int(first))
-    while bounds[-1] < n:
-        bounds.append(min(n, bounds[-1] + size))
-        if len(bounds) > 2:
-            size *= 2
-    b = np.array(bounds, dtype=np.int64)
-    if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:   # fold a stub into its neighbour
-        b = np.delete(b, -2)
-    return Strata(order=order, bounds=b, method="geometric")
 
 
 class AutoDesign(Design):

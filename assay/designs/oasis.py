@@ -140,7 +140,7 @@ def initialise(strata: Strata, prior: np.ndarray, predictions: np.ndarray,
     """Seed 002, Algorithm 2: stratum means of the prior probabilities and predictions, and the
     initial F-measure guess."""
     sizes = strata.sizes.astype(np.float64)
-    label = strata.labels()   # one scatter, then two sequential weighted counts
+    label = strata.codes   # one scatter, then two sequential weighted counts
     pi0 = np.clip(np.bincount(label, weights=prior, minlength=strata.count) / sizes, 0.0, 1.0)
     lam = np.bincount(label, weights=predictions, minlength=strata.count) / sizes
     return OasisInit(pi0, lam, initial_f(alpha, sizes, pi0, lam))

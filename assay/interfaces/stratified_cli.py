@@ -22,6 +22,7 @@ from assay.stratified.double_sampling import (NOT_ADJUDICATED, allocate_adjudica
                               draw_adjudication, error_rates)
 from assay.stratified.estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
+from assay.stratified.estimators import estimate_dict as _interval_dict
 from assay.formats.trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
                    read_runs, read_sample, write_sample)
 
@@ -141,7 +142,7 @@ def design(ctx: typer.Context,
             pri = [given[n] for n in st.names]
         n_l = allocate_by_rule(st.sizes, budget, allocation, prior=pri, minimum=minimum,
                        bottom=st.bottom, bottom_share=bottom_share)
-        sample = draw_sample(st, n_l, rng)
+        sample = draw_sample(docs, st, n_l, rng)
         rows.extend(SampleRow(d, s, float(p), topic) for d, s, p in
                     zip(sample.docnos, sample.strata, sample.inclusion_probability))
     write_sample(out, rows)
@@ -280,20 +281,12 @@ def _has_topic_column(path: Path) -> bool:
     return False
 
 
-def _interval_dict(iv) -> dict:
-    return {"estimate": iv.estimate, "ci_low": iv.ci_low, "ci_high": iv.ci_high, "se": iv.se}
-
-
 def _report(ds: TopicEstimate, naive: TopicEstimate) -> dict:
     runs = {}
     for run, est in ds.runs.items():
         nv = naive.runs[run]
-        runs[run] = {"recall": _interval_dict(est.recall),
-                     "precision": _interval_dict(est.precision),
-                     "f1": _interval_dict(est.f1),
-                     "naive": {"recall": _interval_dict(nv.recall),
-                               "precision": _interval_dict(nv.precision),
-                               "f1": _interval_dict(nv.f1)}}
+        runs[run] = {**{m: _interval_dict(est[m]) for m in ("recall", "precision", "f1")},
+                     "naive": {m: _interval_dict(nv[m]) for m in ("recall", "precision", "f1")}}
     return {"runs": runs, "yield": _interval_dict(ds.yield_),
             "naive_yield": _interval_dict(naive.yield_),
             "unassessable_share": _interval_dict(ds.unassessable_share),

@@ -6,9 +6,9 @@ in :mod:`assay.formats.trec` and :mod:`assay.interfaces.stratified_cli`.
 """
 from assay.core.allocation import allocate_by_rule
 
-from .design import (Stratification, StratifiedSample, draw_sample, stratify_by_labels,
+from .design import (DocumentSample, draw_sample, stratify_by_labels,
                      stratify_by_runs)
-from .estimators import (Interval, RunEstimate, SampleCounts, TopicEstimate, estimate,
+from .estimators import (SampleCounts, TopicEstimate, estimate, estimate_dict,
                          estimate_arrays, mean_over_topics)
 from .double_sampling import (NOT_ADJUDICATED, StratumErrorRates, TenenbeinEstimate,
                               allocate_adjudication, build_counts, draw_adjudication,
@@ -18,8 +18,8 @@ from .assessor_error import (assessed_proportion, bias_dominance_sample_size, er
 from .consistency import bin_consistency, chi2_equal_proportions
 from .aggregation import dawid_skene, fleiss_kappa, krippendorff_alpha, majority_vote
 
-__all__ = ["Stratification", "StratifiedSample", "allocate_by_rule", "draw_sample", "stratify_by_labels",
-           "stratify_by_runs", "Interval", "RunEstimate", "SampleCounts", "TopicEstimate",
+__all__ = ["DocumentSample", "allocate_by_rule", "draw_sample", "stratify_by_labels",
+           "stratify_by_runs", "SampleCounts", "TopicEstimate", "estimate_dict",
            "estimate", "estimate_arrays", "mean_over_topics", "NOT_ADJUDICATED",
            "TenenbeinEstimate", "allocate_adjudication", "build_counts", "draw_adjudication",
            "tenenbein", "tenenbein_variance", "StratumErrorRates", "error_rates",

@@ -22,6 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
+from assay.core.vote import Tie, majority
+
 __all__ = ["Aggregate", "majority_vote", "dawid_skene", "fleiss_kappa", "krippendorff_alpha"]
 
 
@@ -61,16 +63,11 @@ def majority_vote(items: Sequence[str], workers: Sequence[str], labels: Sequence
     names, inv = np.unique(items, return_inverse=True)
     ones = np.bincount(inv, weights=(labels == 1), minlength=len(names))
     zeros = np.bincount(inv, weights=(labels == 0), minlength=len(names))
-    out = np.where(ones > zeros, 1, 0).astype(np.int64)
     ties = (ones == zeros) & (ones > 0)
-    if ties.any():
-        if tie is not None:
-            out[ties] = int(tie)
-        elif rng is not None:
-            out[ties] = rng.integers(0, 2, size=int(ties.sum()))
-        else:
-            raise ValueError(f"{int(ties.sum())} tied item(s): pass tie=0/1 or a seeded rng")
-    out[(ones + zeros) == 0] = -1
+    if ties.any() and tie is None and rng is None:
+        raise ValueError(f"{int(ties.sum())} tied item(s): pass tie=0/1 or a seeded rng")
+    rule = Tie.RANDOM if tie is None else (Tie.ONE if int(tie) == 1 else Tie.ZERO)
+    out = majority(ones, zeros, tie=rule, rng=rng)
     return Aggregate(tuple(names.tolist()), out, "majority_vote")
 
 

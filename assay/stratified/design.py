@@ -1,9 +1,11 @@
-"""Stratification by run-return pattern, allocation of an assessment budget, and sampling.
+"""Seed 004's stratification of a document collection, and the stratified sample of documents.
 
 Seed 004 §2 (TREC Legal Track interactive task): one stratum per combination of runs returning a
 document, 2^k strata for k runs, the *bottom* stratum being the documents returned by no run.
-Within each stratum documents are drawn by simple random sampling without replacement, so a
-sampled document of stratum l has inclusion probability n_l / N_l.
+The strata are the core's :class:`~assay.core.strata.Strata` (:func:`pattern_strata`,
+:func:`named_strata`); this module maps document ids onto them. Within each stratum documents are
+drawn by simple random sampling without replacement, so a sampled document of stratum l has
+inclusion probability n_l / N_l.
 """
 from __future__ import annotations
 
@@ -12,76 +14,39 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Stratification", "stratify_by_runs", "stratify_by_labels",
-           "StratifiedSample", "draw_sample"]
+from assay.core.strata import Strata, named_strata, pattern_strata
+
+__all__ = ["DocumentSample", "draw_sample", "stratify_by_labels", "stratify_by_runs"]
 
 
-@dataclass(frozen=True)
-class Stratification:
-    """A partition of a collection: ``codes[i]`` is the stratum index of ``docnos[i]``.
+def stratify_by_runs(docnos: Sequence[str], returned: Mapping[str, set]) -> Strata:
+    """Run-return strata of the collection ``docnos`` (``returned``: run id → docnos it returns).
 
-    ``patterns[l, k]`` is True when run ``run_ids[k]`` returns every document of stratum l (only
-    for run-pattern strata; None for user-given strata).
-    """
-    docnos: tuple[str, ...]
-    codes: np.ndarray
-    names: tuple[str, ...]
-    run_ids: tuple[str, ...] = ()
-    patterns: np.ndarray | None = None
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """N_l, the number of documents of each stratum."""
-        return np.bincount(self.codes, minlength=len(self.names))
-
-    @property
-    def bottom(self) -> int | None:
-        """Index of the bottom stratum (returned by no run), if any."""
-        if self.patterns is None:
-            return None
-        hits = np.flatnonzero(~self.patterns.any(axis=1))
-        return int(hits[0]) if hits.size else None
-
-    def to_dict(self) -> dict:
-        return {"strata": [{"name": n, "size": int(s)} for n, s in zip(self.names, self.sizes)],
-                "run_ids": list(self.run_ids)}
-
-
-def pattern_name(bits: Sequence[bool]) -> str:
-    """Stratum name for a run-return pattern: one 0/1 digit per run, in run order ("10", "00")."""
-    return "".join("1" if b else "0" for b in bits)
-
-
-def stratify_by_runs(docnos: Sequence[str], returned: Mapping[str, set]) -> Stratification:
-    """One stratum per non-empty run-return pattern (seed 004 §2: 2^k strata for k runs).
-
-    ``returned`` maps run id -> set of docnos the run returns. Strata are named by their pattern
-    (see :func:`pattern_name`) and ordered from the top stratum (all runs) to the bottom (none).
+    >>> st = stratify_by_runs(["d1", "d2", "d3"], {"A": {"d1"}, "B": {"d1", "d3"}})
+    >>> st.names, st.codes.tolist()
+    (('11', '01', '00'), [0, 2, 1])
     """
     run_ids = tuple(returned)
-    k = len(run_ids)
-    bits = np.zeros((len(docnos), k), dtype=bool)
+    bits = np.zeros((len(docnos), len(run_ids)), dtype=bool)
     index = {d: i for i, d in enumerate(docnos)}
     for j, r in enumerate(run_ids):
-        idx = [index[d] for d in returned[r] if d in index]
-        bits[idx, j] = True
-    weights = 1 << np.arange(k - 1, -1, -1) if k else np.zeros(0, dtype=int)
-    key = bits.astype(np.int64) @ weights.astype(np.int64) if k else np.zeros(len(docnos), np.int64)
-    present = np.unique(key)[::-1]            # top stratum (all ones) first, bottom last
-    codes = np.searchsorted(-present, -key)
-    patterns = ((present[:, None] >> np.arange(k - 1, -1, -1)) & 1).astype(bool)
-    names = tuple(pattern_name(p) for p in patterns)
-    return Stratification(tuple(docnos), codes.astype(np.int64), names, run_ids, patterns)
+        bits[[index[d] for d in returned[r] if d in index], j] = True
+    return pattern_strata(bits, run_ids)
 
 
-def stratify_by_labels(docnos: Sequence[str], labels: Sequence[str]) -> Stratification:
-    """User-given strata: ``labels[i]`` names the stratum of ``docnos[i]``."""
-    names, codes = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
-    return Stratification(tuple(docnos), codes.astype(np.int64), tuple(str(n) for n in names))
+def stratify_by_labels(docnos: Sequence[str], labels: Sequence[str]) -> Strata:
+    """User-given strata: ``labels[i]`` names the stratum of ``docnos[i]``.
+
+    >>> stratify_by_labels(["a", "b", "c"], ["x", "y", "x"]).sizes.tolist()
+    [2, 1]
+    """
+    if len(labels) != len(docnos):
+        raise ValueError(f"{len(labels)} stratum labels for {len(docnos)} documents")
+    return named_strata(labels)
 
 
 @dataclass(frozen=True)
-class StratifiedSample:
+class DocumentSample:
     """Documents drawn by stratified SRS without replacement, with their inclusion probabilities."""
     docnos: tuple[str, ...]
     strata: tuple[str, ...]
@@ -95,27 +60,30 @@ class StratifiedSample:
                 "allocation": dict(self.allocation), "stratum_sizes": dict(self.stratum_sizes)}
 
 
-def draw_sample(strat: Stratification, allocation: Sequence[int],
-                rng: np.random.Generator) -> StratifiedSample:
+def draw_sample(docnos: Sequence[str], strata: Strata, allocation: Sequence[int],
+                rng: np.random.Generator) -> DocumentSample:
     """Simple random sampling without replacement of n_l documents from each stratum l.
 
     The inclusion probability of a sampled document of stratum l is n_l / N_l.
+
+    >>> st = stratify_by_labels(["a", "b", "c"], ["x", "y", "x"])
+    >>> draw_sample(["a", "b", "c"], st, [1, 1], np.random.default_rng(0)).strata
+    ('x', 'y')
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (seeded by the user)")
-    sizes = strat.sizes
+    sizes = strata.sizes
     allocation = np.asarray(allocation, dtype=np.int64)
     if np.any(allocation > sizes) or np.any(allocation < 0):
         raise ValueError("allocation must satisfy 0 <= n_l <= N_l")
-    order = np.argsort(strat.codes, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    docs, names, probs = [], [], []
-    for l, name in enumerate(strat.names):
-        members = order[starts[l]:starts[l + 1]]
-        pick = members[np.sort(rng.choice(members.size, size=allocation[l], replace=False))]
-        docs.extend(strat.docnos[i] for i in pick)
-        names.extend([name] * allocation[l])
-        probs.extend([allocation[l] / sizes[l]] * allocation[l])
-    return StratifiedSample(tuple(docs), tuple(names), np.asarray(probs, float),
-                            {n: int(a) for n, a in zip(strat.names, allocation)},
-                            {n: int(s) for n, s in zip(strat.names, sizes)})
+    names = strata.stratum_names
+    docs, where, probs = [], [], []
+    for h, name in enumerate(names):
+        members = strata.members(h)
+        pick = members[np.sort(rng.choice(members.size, size=allocation[h], replace=False))]
+        docs.extend(docnos[i] for i in pick)
+        where.extend([name] * allocation[h])
+        probs.extend([allocation[h] / sizes[h]] * allocation[h])
+    return DocumentSample(tuple(docs), tuple(where), np.asarray(probs, float),
+                          {n: int(a) for n, a in zip(names, allocation)},
+                          {n: int(s) for n, s in zip(names, sizes)})

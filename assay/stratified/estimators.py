@@ -29,14 +29,18 @@ counted, their share is estimated, and they are excluded from N_A, never silentl
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import norm
 
-__all__ = ["SampleCounts", "Interval", "RunEstimate", "TopicEstimate", "estimate_arrays",
-           "estimate", "interval", "mean_over_topics", "CELL_UNASSESSABLE", "CELL_NOT_RELEVANT",
+from assay.core.intervals import normal_interval
+from assay.core.types import Estimate
+
+__all__ = ["SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
+           "interval", "mean_over_topics", "CELL_UNASSESSABLE", "CELL_NOT_RELEVANT",
            "CELL_RELEVANT"]
 
 CELL_UNASSESSABLE, CELL_NOT_RELEVANT, CELL_RELEVANT = 0, 1, 2
@@ -75,44 +79,24 @@ class SampleCounts:
                             first, first.copy(), rel, self.run_ids, self.strata, ())
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate with its standard error and two-sided confidence interval."""
-    estimate: float
-    se: float
-    ci_low: float
-    ci_high: float
-
-    def to_dict(self) -> dict:
-        return {"estimate": float(self.estimate), "se": float(self.se),
-                "ci_low": float(self.ci_low), "ci_high": float(self.ci_high)}
-
-
-@dataclass(frozen=True)
-class RunEstimate:
-    """Recall, precision and F1 of one run."""
-    recall: Interval
-    precision: Interval
-    f1: Interval
-
-    def to_dict(self) -> dict:
-        return {"recall": self.recall.to_dict(), "precision": self.precision.to_dict(),
-                "f1": self.f1.to_dict()}
+RUN_MEASURES = {"recall": 0.0, "precision": 1.0, "f1": 0.5}
 
 
 @dataclass(frozen=True)
 class TopicEstimate:
-    """Yield, unassessable share, and per-run metrics for one topic."""
-    yield_: Interval
-    unassessable_share: Interval
-    runs: dict[str, RunEstimate]
+    """Yield, unassessable share, and per-run recall, precision and F1 (each an
+    :class:`~assay.core.types.Estimate`) for one topic."""
+    yield_: Estimate
+    unassessable_share: Estimate
+    runs: dict[str, dict[str, Estimate]]
     strata: list[dict] = field(default_factory=list)
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"yield": self.yield_.to_dict(),
-                "unassessable_share": self.unassessable_share.to_dict(),
-                "runs": {k: v.to_dict() for k, v in self.runs.items()},
+        return {"yield": estimate_dict(self.yield_),
+                "unassessable_share": estimate_dict(self.unassessable_share),
+                "runs": {k: {m: estimate_dict(e) for m, e in v.items()}
+                         for k, v in self.runs.items()},
                 "strata": list(self.strata), "notes": list(self.notes)}
 
 
@@ -206,33 +190,23 @@ def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
 
 
 def interval(est: float, var: float, confidence: float = 0.95,
-             bounds: tuple[float, float] = (0.0, 1.0), method: str = "wald") -> Interval:
-    """Two-sided CI from a delta-method variance.
+             bounds: tuple[float, float] = (0.0, 1.0), method: str = "wald",
+             measure: str = "", alpha: float = math.nan) -> Estimate:
+    """An :class:`~assay.core.types.Estimate` from a delta-method variance, its interval by
+    :func:`assay.core.intervals.normal_interval` (``wald``, ``logit`` or ``log``).
 
-    ``wald``: est ± z·se, truncated to ``bounds``. ``logit`` (for quantities in (0, 1)):
-    logit(est) ± z·se/(est(1−est)), transformed back — the delta method on the logit scale,
-    which respects the bounds and the skewness of recall near 0 or 1; it falls back to Wald at
-    est ∈ {0, 1}. ``log`` (for positive totals such as the yield): est·exp(±z·se/est), which
-    follows the right skew of a yield driven by a sparse stratum. ``se`` is always the
-    untransformed delta-method standard error.
+    >>> e = interval(0.2, 0.0004, method="logit", measure="recall", alpha=0.0)
+    >>> e.method, round(e.ci_low, 4), round(e.std_error, 4)
+    ('logit', 0.1637, 0.02)
     """
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
-    if method not in ("wald", "logit", "log"):
-        raise ValueError(f"unknown interval method {method!r} (wald, logit, log)")
-    z = norm.ppf(0.5 + confidence / 2)
-    se = float(np.sqrt(max(var, 0.0)))
-    est = float(est)
-    if method == "logit" and 0.0 < est < 1.0 and se > 0:
-        lg = np.log(est / (1 - est))
-        half = z * se / (est * (1 - est))
-        lo, hi = 1 / (1 + np.exp(-(lg - half))), 1 / (1 + np.exp(-(lg + half)))
-    elif method == "log" and est > 0 and se > 0:
-        half = z * se / est
-        lo, hi = est * np.exp(-half), est * np.exp(half)
-    else:
-        lo, hi = est - z * se, est + z * se
-    return Interval(est, se, float(max(lo, bounds[0])), float(min(hi, bounds[1])))
+    lo, hi, se = normal_interval(est, var, confidence, bounds, method)
+    return Estimate(measure, alpha, float(est), lo, hi, se, confidence, method)
+
+
+def estimate_dict(e: Estimate) -> dict:
+    """The JSON form of a stratified estimate: estimate, se, ci_low, ci_high."""
+    return {"estimate": float(e.estimate), "se": float(e.std_error),
+            "ci_low": float(e.ci_low), "ci_high": float(e.ci_high)}
 
 
 def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") -> TopicEstimate:
@@ -243,10 +217,8 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
     inf = float("inf")
     runs = {}
     for k, run in enumerate(sc.run_ids):
-        runs[run] = RunEstimate(
-            interval(r["recall"][k], r["recall_var"][k], confidence, method=method),
-            interval(r["precision"][k], r["precision_var"][k], confidence, method=method),
-            interval(r["f1"][k], r["f1_var"][k], confidence, method=method))
+        runs[run] = {m: interval(r[m][k], r[f"{m}_var"][k], confidence, method=method,
+                                 measure=m, alpha=a) for m, a in RUN_MEASURES.items()}
     strata = []
     for l, name in enumerate(sc.strata or [str(i) for i in range(len(sc.population))]):
         first = np.asarray(sc.first)[l].sum(axis=-1)
@@ -260,9 +232,10 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
                        "yield": float(r["stratum_yield"][l]),
                        "assessable": float(r["stratum_assessable"][l])})
     ymethod = "log" if method == "logit" else "wald"
-    return TopicEstimate(interval(r["yield"], r["yield_var"], confidence, (0.0, inf), ymethod),
+    return TopicEstimate(interval(r["yield"], r["yield_var"], confidence, (0.0, inf), ymethod,
+                                  "yield"),
                          interval(r["unassessable"], r["unassessable_var"], confidence,
-                                  method=method),
+                                  method=method, measure="unassessable_share"),
                          runs, strata, tuple(sc.notes))
 
 
@@ -273,11 +246,11 @@ def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
     if T == 0:
         raise ValueError("no topics")
 
-    def avg(items: list[Interval], bounds=(0.0, 1.0)) -> Interval:
+    def avg(items: list[Estimate], bounds=(0.0, 1.0)) -> Estimate:
         est = sum(i.estimate for i in items) / T
-        var = sum(i.se ** 2 for i in items) / T ** 2
+        var = sum(i.std_error ** 2 for i in items) / T ** 2
         m = method if bounds == (0.0, 1.0) else ("log" if method == "logit" else "wald")
-        return interval(est, var, confidence, bounds, m)
+        return interval(est, var, confidence, bounds, m, items[0].measure, items[0].alpha)
 
     run_ids = sorted(set().union(*[t.runs for t in topics]))
     runs = {}
@@ -285,7 +258,6 @@ def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
         have = [t.runs[run] for t in topics if run in t.runs]
         if len(have) != T:
             continue
-        runs[run] = RunEstimate(avg([h.recall for h in have]), avg([h.precision for h in have]),
-                                avg([h.f1 for h in have]))
+        runs[run] = {m: avg([h[m] for h in have]) for m in RUN_MEASURES}
     return TopicEstimate(avg([t.yield_ for t in topics], (0.0, float("inf"))),
                          avg([t.unassessable_share for t in topics]), runs)

@@ -112,7 +112,7 @@ def crosscheck(scores: np.ndarray, proba: bool, predictions: np.ndarray, labels:
     with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pkg = oasis.OASISSampler(0.5, predictions, scores, lambda i: int(labels[i]),
-                                 proba=proba, strata=oasis.Strata(des.strata.labels()),
+                                 proba=proba, strata=oasis.Strata(des.strata.codes),
                                  max_iter=draws + 1)
     d_pmf = d_f = 0.0
     for _ in range(draws):

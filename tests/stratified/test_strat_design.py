@@ -54,9 +54,9 @@ def test_sampling_reproducible_without_replacement():
     runs = {"A": set(docs[:100]), "B": set(docs[50:200])}
     st = stratify_by_runs(docs, runs)
     n = allocate_by_rule(st.sizes, 120, "legal", bottom=st.bottom)
-    s1 = draw_sample(st, n, np.random.default_rng(7))
-    s2 = draw_sample(st, n, np.random.default_rng(7))
-    s3 = draw_sample(st, n, np.random.default_rng(8))
+    s1 = draw_sample(docs, st, n, np.random.default_rng(7))
+    s2 = draw_sample(docs, st, n, np.random.default_rng(7))
+    s3 = draw_sample(docs, st, n, np.random.default_rng(8))
     assert s1.docnos == s2.docnos and s1.docnos != s3.docnos
     assert len(set(s1.docnos)) == len(s1.docnos) == 120
     for d, s, p in zip(s1.docnos, s1.strata, s1.inclusion_probability):
@@ -64,7 +64,7 @@ def test_sampling_reproducible_without_replacement():
         assert st.codes[docs.index(d)] == l
         assert p == pytest.approx(n[l] / st.sizes[l])
     with pytest.raises(TypeError):
-        draw_sample(st, n, 7)
+        draw_sample(docs, st, n, 7)
 
 
 def test_inclusion_frequencies_match_probabilities():
@@ -77,7 +77,7 @@ def test_inclusion_frequencies_match_probabilities():
     reps = 2000
     hits = np.zeros(60)
     for _ in range(reps):
-        s = draw_sample(st, n, rng)
+        s = draw_sample(docs, st, n, rng)
         hits[[int(d[1:]) for d in s.docnos]] += 1
     p = np.where(np.arange(60) < 10, 3 / 10, 5 / 50)
     sd = np.sqrt(p * (1 - p) / reps)

@@ -34,9 +34,9 @@ def test_point_estimates_by_hand():
     Nl = M * (n - u) / n                                      # assessable documents
     RA, RB = Rl[0] + Rl[1], Rl[0] + Rl[2]
     NA, NB = Nl[0] + Nl[1], Nl[0] + Nl[2]
-    assert est.runs["A"].recall.estimate == pytest.approx(RA / Rl.sum())
-    assert est.runs["B"].precision.estimate == pytest.approx(RB / NB)
-    assert est.runs["A"].f1.estimate == pytest.approx(2 * RA / (NA + Rl.sum()))
+    assert est.runs["A"]["recall"].estimate == pytest.approx(RA / Rl.sum())
+    assert est.runs["B"]["precision"].estimate == pytest.approx(RB / NB)
+    assert est.runs["A"]["f1"].estimate == pytest.approx(2 * RA / (NA + Rl.sum()))
     assert est.unassessable_share.estimate == pytest.approx((M * u / n).sum() / M.sum())
     assert [x["unassessable"] for x in est.strata] == u.tolist()
 
@@ -81,10 +81,10 @@ def test_mean_over_topics():
     t2 = estimate(build_counts(M, PAT, s, g, np.where(np.arange(len(fal)) < 3, 1, fal),
                                run_ids=("A", "B")))
     m = mean_over_topics([t1, t2])
-    assert m.runs["A"].recall.estimate == pytest.approx(
-        (t1.runs["A"].recall.estimate + t2.runs["A"].recall.estimate) / 2)
-    assert m.runs["A"].recall.se == pytest.approx(
-        np.hypot(t1.runs["A"].recall.se, t2.runs["A"].recall.se) / 2)
+    assert m.runs["A"]["recall"].estimate == pytest.approx(
+        (t1.runs["A"]["recall"].estimate + t2.runs["A"]["recall"].estimate) / 2)
+    assert m.runs["A"]["recall"].std_error == pytest.approx(
+        np.hypot(t1.runs["A"]["recall"].std_error, t2.runs["A"]["recall"].std_error) / 2)
 
 
 def test_stratified_estimators_without_assessor_error_simulation():

@@ -34,7 +34,7 @@ def test_document_level_pipeline_simulation():
     reps = 400
     cover, cover_naive, yields = np.zeros((reps, 2)), np.zeros((reps, 2)), np.zeros(reps)
     for b in range(reps):
-        s = draw_sample(st, n_l, rng)
+        s = draw_sample(docs, st, n_l, rng)
         idx = np.array([index[d] for d in s.docnos])
         sidx = np.array([st.names.index(x) for x in s.strata])
         f = fal[idx]
@@ -50,7 +50,7 @@ def test_document_level_pipeline_simulation():
         ds, nv = estimate(sc), estimate(sc.naive())
         yields[b] = ds.yield_.estimate
         for k, run in enumerate(("A", "B")):
-            iv, nvv = ds.runs[run].recall, nv.runs[run].recall
+            iv, nvv = ds.runs[run]["recall"], nv.runs[run]["recall"]
             cover[b, k] = iv.ci_low <= true_recall[k] <= iv.ci_high
             cover_naive[b, k] = nvv.ci_low <= true_recall[k] <= nvv.ci_high
     assert abs(yields.mean() - true_yield) <= 3 * yields.std() / np.sqrt(reps)
