@@ -83,26 +83,66 @@ class StratifiedSample(Sample):
         return np.bincount(self.stratum, minlength=self.sizes.shape[0])
 
     def total(self, values: np.ndarray) -> Total:
+        """The one-phase, one-cell case of :func:`two_phase_total`."""
         v, vector = _columns(values)
         k, m = self.sizes.shape[0], v.shape[1]
         n_h = self.counts().astype(np.float64)
-        s1, s2 = np.zeros((k, m)), np.zeros((k, m))
+        s1, s2 = np.zeros((m, k)), np.zeros((m, k))
         for j in range(m):       # bincount per column: exact, ordered sums
-            s1[:, j] = np.bincount(self.stratum, weights=v[:, j], minlength=k)
-            s2[:, j] = np.bincount(self.stratum, weights=v[:, j] * v[:, j], minlength=k)
-        seen, multi = n_h > 0, n_h > 1
-        mean = np.zeros((k, m))
-        mean[seen] = s1[seen] / n_h[seen, None]
-        var_h = np.zeros((k, m))
-        var_h[multi] = (np.maximum(s2[multi] - n_h[multi, None] * mean[multi] ** 2, 0.0)
-                        / (n_h[multi, None] - 1))
-        sizes = self.sizes.astype(np.float64)
-        fpc = np.zeros(k)
-        fpc[seen] = np.clip(1.0 - n_h[seen] / sizes[seen], 0.0, 1.0)
-        contrib = np.zeros((k, m))
-        contrib[multi] = ((sizes[multi] ** 2)[:, None] * fpc[multi, None] * var_h[multi]
-                          / n_h[multi, None])
-        return _out(np.sum(sizes[:, None] * mean, axis=0), np.sum(contrib, axis=0), vector)
+            s1[j] = np.bincount(self.stratum, weights=v[:, j], minlength=k)
+            s2[j] = np.bincount(self.stratum, weights=v[:, j] * v[:, j], minlength=k)
+        cell = n_h[:, None]
+        seen = (n_h > 0).astype(float)[:, None]
+        total, var = two_phase_total(self.sizes, n_h, seen, _div(s1, n_h)[..., None],
+                                     _div(s2, n_h)[..., None], np.zeros((m, k, 1)), cell, cell)
+        return _out(total, var, vector)
+
+
+def _div(a: Any, b: Any) -> np.ndarray:
+    a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+    out = np.zeros(a.shape)
+    np.divide(a, b, out=out, where=b != 0)
+    return out
+
+
+def two_phase_total(sizes: np.ndarray, first: np.ndarray, weight: np.ndarray,
+                    mean: np.ndarray, meansq: np.ndarray, within: np.ndarray,
+                    first_cell: np.ndarray, second_cell: np.ndarray) -> Total:
+    """Double sampling for stratification (Cochran 1977, ch. 12), with finite-population
+    correction for the first phase — the one stratified estimator of assay.
+
+    In stratum l of M_l items, N'_l are drawn in the first phase and split into cells c
+    (weights w_lc = N'_lc/N'_l); the value v is known for n_lc of the N'_lc items of each cell
+    (the second phase). Then Ŷ = Σ_l M_l Σ_c w_lc v̄_lc and
+
+        Var̂(Ŷ) = Σ_l M_l² [ S²_l (1/N'_l − 1/M_l) + Σ_c w_lc s²_lc (N'_lc/n_lc − 1) / N'_l ],
+
+    S²_l = (Σ_c w_lc m²_lc − (Σ_c w_lc v̄_lc)²)·N'_l/(N'_l − 1) the stratum variance from the
+    cells' second-phase means of v (``mean``) and v² (``meansq``), s²_lc (``within``) the
+    within-cell variance. With one cell and every first-phase item in the second phase it is the
+    stratified expansion estimator (Cochran 1977, eq. 5.6): :class:`StratifiedSample`. Arrays
+    have shape (..., L, C) (``sizes`` (L,), ``first`` (..., L)); returns (..., ) totals and
+    variances.
+
+    >>> import numpy as np
+    >>> one = np.ones((2, 1))
+    >>> t, v = two_phase_total(np.array([10, 20]), np.array([2, 2]), one,
+    ...                        np.array([[0.5], [1.0]]), np.array([[0.5], [1.0]]),
+    ...                        np.zeros((2, 1)), np.array([[2], [2]]), np.array([[2], [2]]))
+    >>> float(t), float(v)
+    (25.0, 20.0)
+    """
+    M = np.asarray(sizes, float)
+    n1 = np.asarray(first, float)
+    w = np.asarray(weight, float)
+    eu = (w * mean).sum(axis=-1)
+    eu2 = (w * meansq).sum(axis=-1)
+    s2 = np.maximum(eu2 - eu ** 2, 0.0) * _div(n1, n1 - 1)
+    first_term = s2 * (_div(1.0, n1) - 1.0 / np.where(M > 0, M, 1))
+    ratio = np.maximum(_div(first_cell, second_cell) - 1.0, 0.0)
+    extra = _div((w * within * ratio).sum(axis=-1), n1)
+    var = ((M ** 2) * (np.maximum(first_term, 0.0) + extra)).sum(axis=-1)
+    return (M * eu).sum(axis=-1), var
 
 
 def sample_of(draws: Draws, sizes: np.ndarray | None = None) -> Sample:
@@ -143,5 +183,5 @@ def unseen_positive_bound(sample: StratifiedSample, labels: np.ndarray,
             "unseen_positive_bound": bound}
 
 
-__all__ = ["Sample", "StratifiedSample", "WithReplacementSample", "sample_of",
+__all__ = ["Sample", "StratifiedSample", "WithReplacementSample", "sample_of", "two_phase_total",
            "unseen_positive_bound"]

@@ -18,11 +18,11 @@ import typer
 
 from assay.core.allocation import allocate_by_rule
 from assay.stratified.design import draw_sample, stratify_by_labels, stratify_by_runs
-from assay.stratified.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
+from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
                               draw_adjudication, error_rates)
-from assay.stratified.estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
+from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
-from assay.stratified.estimators import estimate_dict as _interval_dict
+from assay.core.two_phase import estimate_dict as _interval_dict
 from assay.formats.trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
                    read_runs, read_sample, write_sample)
 

@@ -105,7 +105,7 @@ class Panel(LabelSource):
     the labels this panel would give every item of the pool — not an unobservable truth: with
     independent annotators of error rate e the majority of three errs with probability
     3e² − 2e³ (0.028 for e = 0.1). Each vote is stored under its member's name, so a later
-    evaluation can aggregate differently (e.g. Dawid–Skene, :mod:`assay.stratified.aggregation`).
+    evaluation can aggregate differently (e.g. Dawid–Skene, :mod:`assay.labels.aggregation`).
     ``ask`` (set by :func:`assay.evaluation.evaluate`) routes each question through the label
     store; ``votes`` counts the answers given, ``disagreements`` the items whose votes differed.
     """

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .estimators import SampleCounts
+from assay.core.two_phase import SampleCounts
 
 __all__ = ["Population", "make_population", "simulate"]
 
@@ -98,7 +98,8 @@ def simulate(pop: Population, allocation: Sequence[int], adjudications: int | No
                                                 base.run_ids, base.strata))
                           for b in range(reps)])                       # (B, L, C)
     else:
-        ass = first[:, idx, 1:, idx].astype(float)                      # (B, L, 2)
+        # advanced indices split by a slice put their axis first: (L, B, 2) → (B, L, 2)
+        ass = np.moveaxis(first[:, idx, 1:, idx], 0, 1).astype(float)
         share = ass / ass.sum(axis=(1, 2), keepdims=True)
         alloc = np.zeros((reps, L, C), np.int64)
         alloc[:, :, 1:] = np.minimum(np.floor(share * adjudications + 0.5).astype(np.int64),

@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import norm
 
 from assay.stratified import NOT_ADJUDICATED, build_counts, estimate_arrays
-from assay.stratified.aggregation import (dawid_skene, fleiss_kappa, krippendorff_alpha,
+from assay.labels.aggregation import (dawid_skene, fleiss_kappa, krippendorff_alpha,
                                           majority_vote)
 
 FPR = np.array([0.05, 0.10, 0.20, 0.02, 0.30])

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from assay.stratified.assessor_error import (TABLE2, assessed_proportion,
+from assay.core.assessor_error import (TABLE2, assessed_proportion,
                                              bias_dominance_sample_size, error_effect,
                                              mse_fallible, mse_true, naive_bias)
 

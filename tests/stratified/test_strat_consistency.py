@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, chi2_contingency, ncx2
 
-from assay.stratified.consistency import bin_consistency, chi2_equal_proportions
+from assay.core.consistency import bin_consistency, chi2_equal_proportions
 
 
 def test_matches_scipy_and_reports_bins():

@@ -7,9 +7,9 @@ from scipy.stats import norm
 from assay.stratified import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
                               draw_adjudication, estimate, estimate_arrays, tenenbein,
                               tenenbein_variance)
-from assay.stratified.assessor_error import mse_fallible
-from assay.stratified.double_sampling import error_rates
-from assay.stratified.estimators import SampleCounts
+from assay.core.assessor_error import mse_fallible
+from assay.core.double_sampling import error_rates
+from assay.core.two_phase import SampleCounts
 
 
 def test_mle_formulas_by_hand():

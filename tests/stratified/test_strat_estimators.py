@@ -4,7 +4,7 @@ import pytest
 from scipy.stats import norm
 
 from assay.stratified import (build_counts, estimate, estimate_arrays, mean_over_topics)
-from assay.stratified.estimators import interval
+from assay.core.two_phase import interval
 from assay.stratified.simulate import make_population, simulate
 
 PAT = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], bool)

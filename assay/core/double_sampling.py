@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from assay.core.allocation import bounded_allocation
-from .estimators import (CELL_NOT_RELEVANT, CELL_RELEVANT, CELL_UNASSESSABLE, SampleCounts,
+from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, CELL_UNASSESSABLE, SampleCounts,
                          estimate_arrays)
 
 __all__ = ["TenenbeinEstimate", "tenenbein", "tenenbein_variance", "build_counts",
@@ -68,7 +68,11 @@ def _div(a, b):
 
 
 def tenenbein_variance(p, fpr, fnr, n, N, population=None):
-    """Var(p̂) ≈ pq[(1−K)/n + K/N − 1/M] (Tenenbein 1970, seed eq. 14; FPC term −pq/M when M given)."""
+    """Var(p̂) ≈ pq[(1−K)/n + K/N − 1/M] (Tenenbein 1970, seed eq. 14; FPC term −pq/M when M given).
+
+    >>> round(float(tenenbein_variance(0.5, 0.1, 0.1, 100, 1000)), 5)
+    0.00106
+    """
     p, fpr, fnr = (np.asarray(v, float) for v in (p, fpr, fnr))
     q = 1 - p
     pi = p * (1 - fnr) + q * fpr
@@ -88,6 +92,10 @@ def tenenbein(n11, n10, n01, n00, x, y, population=None,
     ``conditional=False`` plugs in nπ̂ and n(1−π̂) for the subsample sizes n·1, n·0 (Tenenbein's
     unconditional form, seed eq. 14); ``True`` uses the achieved n·1, n·0, which stays valid when
     the subsample is drawn at different rates from the fallible-label cells.
+
+    >>> t = tenenbein(40, 10, 5, 45, 30, 70)
+    >>> round(float(t.p), 4), round(float(t.fpr), 4), round(float(t.fnr), 4)
+    (0.447, 0.0753, 0.2542)
     """
     n11, n10, n01, n00, x, y = (np.asarray(v, float) for v in (n11, n10, n01, n00, x, y))
     n = n11 + n10 + n01 + n00
@@ -137,6 +145,11 @@ def build_counts(population: Sequence[int], patterns: np.ndarray, doc_stratum: n
     the authority found unassessable (left out of their cell's subsample, i.e. treated as missing
     at random), and cells without adjudications (the fallible labels are then taken as true
     there — the naive estimate for that cell).
+
+    >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
+    ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]), run_ids=("A",))
+    >>> sc.first.shape
+    (2, 3, 2)
     """
     population = np.asarray(population, np.int64)
     patterns = np.asarray(patterns, bool)
@@ -210,6 +223,11 @@ def allocate_adjudication(sc: SampleCounts, budget: int, *, run: int | None = No
     (Neyman), bounded by min(minimum, N'_lc) ≤ n_lc ≤ N'_lc. S²_lc uses λ_lc = P(true 1 | cell)
     implied by the naive proportion and prior error rates θ (``fpr``) and φ (``fnr``) per
     stratum: p = (π − θ)/(1 − θ − φ), λ1 = p(1−φ)/π, λ0 = pφ/(1−π). Returns an (L, C) array.
+
+    >>> sc = build_counts([100, 900], np.array([[True], [False]]), np.repeat([0, 1], 10),
+    ...                   np.repeat([0, 1], 10), np.tile([0, 1], 10), run_ids=("A",))
+    >>> int(allocate_adjudication(sc, 8, run=0).sum())
+    8
     """
     naive = sc.naive()
     r = estimate_arrays(naive)
@@ -269,7 +287,13 @@ def _n_a(sc: SampleCounts, run: int) -> float:
 def draw_adjudication(doc_stratum: np.ndarray, doc_cell: np.ndarray, allocation: np.ndarray,
                       rng: np.random.Generator) -> np.ndarray:
     """Indices of first-phase documents to adjudicate: SRS without replacement of n_lc from
-    each stratum × cell (conditional inclusion probability n_lc / N'_lc)."""
+    each stratum × cell (conditional inclusion probability n_lc / N'_lc).
+
+    >>> pick = draw_adjudication(np.array([0, 0, 1, 1]), np.array([1, 2, 1, 2]),
+    ...                          np.array([[0, 1, 1], [0, 0, 1]]), np.random.default_rng(0))
+    >>> sorted(pick.tolist())
+    [0, 1, 3]
+    """
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (seeded by the user)")
     s = np.asarray(doc_stratum)
@@ -314,6 +338,12 @@ def error_rates(sc: SampleCounts) -> list[StratumErrorRates]:
     cells are the fallible labels. Variances by the delta method with multinomial
     Cov(ŵ) = (diag w − wwᵀ)/N' and independent Var(λ̂_c) = λ_c(1 − λ_c)/n_c (no FPC). Cells
     without adjudication (fallback) count as λ_c = fallible label with zero variance.
+
+    >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
+    ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]),
+    ...                   true=np.array([1, 0, 0, 0]), run_ids=("A",))
+    >>> [round(r.fpr, 2) for r in error_rates(sc)]
+    [0.0, 0.5]
     """
     ass = np.asarray(sc.assessable, bool)
     fal = np.asarray(sc.fallible)[ass]

@@ -28,24 +28,40 @@ __all__ = ["assessed_proportion", "naive_bias", "mse_true", "mse_fallible",
 
 
 def assessed_proportion(p, fpr, fnr):
-    """π = p(1 − φ) + (1 − p)θ (seed eq. 6)."""
+    """π = p(1 − φ) + (1 − p)θ (seed eq. 6).
+
+    >>> round(float(assessed_proportion(0.1, 0.05, 0.2)), 4)
+    0.125
+    """
     p, fpr, fnr = (np.asarray(v, float) for v in (p, fpr, fnr))
     return p * (1 - fnr) + (1 - p) * fpr
 
 
 def naive_bias(p, fpr, fnr):
-    """Bias of the assessed proportion as an estimate of p: (1 − p)θ − pφ (seed eq. 7)."""
+    """Bias of the assessed proportion as an estimate of p: (1 − p)θ − pφ (seed eq. 7).
+
+    >>> round(float(naive_bias(0.1, 0.05, 0.2)), 4)
+    0.025
+    """
     return assessed_proportion(p, fpr, fnr) - np.asarray(p, float)
 
 
 def mse_true(p, n):
-    """MSE of the sample proportion without assessor error, pq/n (seed eq. 9)."""
+    """MSE of the sample proportion without assessor error, pq/n (seed eq. 9).
+
+    >>> round(float(mse_true(0.1, 100)), 6)
+    0.0009
+    """
     p = np.asarray(p, float)
     return p * (1 - p) / np.asarray(n, float)
 
 
 def mse_fallible(p, fpr, fnr, n):
-    """MSE of the assessed proportion, π(1 − π)/n + (π − p)² (seed eq. 10)."""
+    """MSE of the assessed proportion, π(1 − π)/n + (π − p)² (seed eq. 10).
+
+    >>> round(float(mse_fallible(0.1, 0.05, 0.2, 100)), 6)
+    0.001719
+    """
     pi = assessed_proportion(p, fpr, fnr)
     return pi * (1 - pi) / np.asarray(n, float) + (pi - np.asarray(p, float)) ** 2
 
@@ -56,6 +72,9 @@ def bias_dominance_sample_size(p, fpr, fnr=0.0, *, factor: float = 2.0, populati
     n* = factor²·π(1 − π)/(π − p)²; with a stratum of M documents (finite-population
     correction on the SD) 1/n* = (π − p)²/(factor²·π(1 − π)) + 1/M, and n* = M means bias never
     dominates. Returns inf where the bias is zero. Vectorised (seed 004 §3, Fig. 3).
+
+    >>> round(float(bias_dominance_sample_size(0.1, 0.05, 0.2)))
+    700
     """
     pi = assessed_proportion(p, fpr, fnr)
     b2 = (pi - np.asarray(p, float)) ** 2
@@ -99,7 +118,12 @@ class ErrorEffect:
 
 def error_effect(strata: Sequence[StratumError], runs: Sequence[str]) -> ErrorEffect:
     """Yields ρ_l = |l|·p_l and ρ̂_l = |l|·π_l, recall of each run under both, and recall with
-    the errors everywhere but the bottom stratum (the stratum no run returns)."""
+    the errors everywhere but the bottom stratum (the stratum no run returns).
+
+    >>> eff = error_effect(TABLE2, ("B", "K"))
+    >>> sorted(eff.to_dict())[:2]
+    ['assessed_proportion', 'assessed_recall']
+    """
     rho = {s.name: s.size * s.p for s in strata}
     pis = {s.name: float(assessed_proportion(s.p, s.fpr, s.fnr)) for s in strata}
     rho_hat = {s.name: s.size * pis[s.name] for s in strata}

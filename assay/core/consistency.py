@@ -50,7 +50,11 @@ class ConsistencyReport:
 
 def chi2_equal_proportions(relevant, assessed) -> tuple[float, int, float]:
     """Pearson's X² for a B × 2 table given per-bin relevant and assessed counts (vectorised over
-    leading axes). Bins with no assessed documents are ignored; returns (X², df, p-value)."""
+    leading axes). Bins with no assessed documents are ignored; returns (X², df, p-value).
+
+    >>> [round(x, 4) for x in chi2_equal_proportions([5, 10], [50, 50])]
+    [1.9608, 1, 0.1614]
+    """
     r = np.asarray(relevant, float)
     n = np.asarray(assessed, float)
     keep = n > 0
@@ -91,6 +95,10 @@ def bin_consistency(labels: Sequence[int], bins: Sequence[str],
 
     ``labels[i]`` ∈ {−1, 0, 1} is the fallible label of document i, ``bins[i]`` its bin and
     ``strata[i]`` its stratum.
+
+    >>> rep = bin_consistency([1, 0, 1, 1, 0, 0], ["a", "a", "a", "b", "b", "b"])
+    >>> round(rep.overall.p_value, 3)
+    0.414
     """
     labels = np.asarray(labels, np.int64)
     if np.any(~np.isin(labels, (-1, 0, 1))):

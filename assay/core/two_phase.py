@@ -21,7 +21,7 @@ with variance (Cochran 1977, ch. 12, with finite-population correction for the f
 With cells = fallible labels 0/1 this *is* Tenenbein's (1970) maximum-likelihood estimator
 p̂ = π̂·n11/n·1 + (1−π̂)·n10/n·0 and the variance reduces to his p(1−p)[(1−K)/n + K/N] (K being
 the squared correlation between true and fallible labels) minus p(1−p)/M; see
-:mod:`assay.stratified.double_sampling`. Recall, precision and F1 are ratios of estimated totals;
+:mod:`assay.core.double_sampling`. Recall, precision and F1 are ratios of estimated totals;
 their variances come from the delta method: the variance of the estimated total of the
 linearised variable u_i = Σ_k (∂g/∂T_k) z_ik, computed with the formula above (Särndal et al.
 1992, ch. 5). Unassessable documents (label −1) form their own fully-observed cell: they are
@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from assay.core.intervals import normal_interval
+from assay.core.totals import two_phase_total
 from assay.core.types import Estimate
 
 __all__ = ["SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
@@ -112,6 +113,13 @@ def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
 
     Returns arrays: ``yield``/``yield_var`` (...,), ``unassessable``/``unassessable_var``
     (share of the collection), and ``recall``, ``precision``, ``f1`` with ``*_var`` (..., K).
+
+    >>> from assay.core.double_sampling import build_counts
+    >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
+    ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]), run_ids=("A",))
+    >>> r = estimate_arrays(sc)
+    >>> float(r["yield"]), [round(float(x), 4) for x in r["recall"]]
+    (50.0, [0.1])
     """
     M = np.asarray(sc.population, float)                    # (L,)
     R = np.asarray(sc.patterns, float)                      # (G, K)
@@ -155,30 +163,22 @@ def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
     alpha_y = np.concatenate([ones, zeros, rec_y, pre_y, f1_y], axis=-2)
     alpha_a = np.concatenate([zeros, -ones / Mtot, kz, pre_a, f1_a], axis=-2)
 
-    # moments of u over the estimated stratum composition; einsum keeps memory at (..., Q, L, C)
-    # even with many runs (a_c ∈ {0, 1}, so a_c² = a_c)
-    sh1 = W[..., None] * ratio1                             # (..., L, C, G) share (c, g, y=1)
-    sh0 = W[..., None] * ratio0                             # share (c, g, y=0)
-    sha = (sh1 + sh0) * a[:, None]                          # assessable share (c, g)
-    sh1a = sh1 * a[:, None]
+    # per-cell second-phase moments of u (a_c ∈ {0, 1}, so a_c² = a_c); einsum keeps memory at
+    # (..., Q, L, C) even with many runs. The stratified two-phase formula is the core's one.
+    r1, rall = ratio1, (ratio1 + ratio0) * a[:, None]
     ein = lambda spec, *ops: np.einsum(spec, *ops)  # noqa: E731
-    Eu = ein("...lcg,...qg->...ql", sh1, alpha_y) + ein("...lcg,...qg->...ql", sha, alpha_a)
-    Eu2 = (ein("...lcg,...qg->...ql", sh1, alpha_y ** 2)
-           + 2 * ein("...lcg,...qg->...ql", sh1a, alpha_y * alpha_a)
-           + ein("...lcg,...qg->...ql", sha, alpha_a ** 2))
-    nl = N1_l[..., None, :]
-    S2 = np.maximum(Eu2 - Eu ** 2, 0.0) * _safe_div(nl, nl - 1)
-    first_term = S2 * (_safe_div(1.0, nl) - 1.0 / np.where(M > 0, M, 1))
+    mean = (ein("...lcg,...qg->...qlc", r1, alpha_y) + ein("...lcg,...qg->...qlc", rall, alpha_a))
+    meansq = (ein("...lcg,...qg->...qlc", r1, alpha_y ** 2)
+              + 2 * ein("...lcg,...qg->...qlc", r1 * a[:, None], alpha_y * alpha_a)
+              + ein("...lcg,...qg->...qlc", rall, alpha_a ** 2))
     # within-cell variance of the second-phase part α_y(g)·y
     n2q = n2_c[..., None, :, :]                             # (..., 1, L, C)
     s1 = ein("...lcg,...qg->...qlc", y2, alpha_y)
     s2 = ein("...lcg,...qg->...qlc", y2, alpha_y ** 2)
     m = _safe_div(s1, n2q)
     within = np.maximum(_safe_div(s2 - n2q * m ** 2, n2q - 1), 0.0)
-    N1q = N1_c[..., None, :, :]
-    extra = (W[..., None, :, :] * within * np.maximum(_safe_div(N1q, n2q) - 1.0, 0.0)).sum(axis=-1)
-    extra = _safe_div(extra, nl)
-    var = ((M ** 2) * (np.maximum(first_term, 0.0) + extra)).sum(axis=-1)  # (..., Q)
+    _, var = two_phase_total(M, N1_l[..., None, :], W[..., None, :, :], mean, meansq, within,
+                             N1_c[..., None, :, :], n2q)
     K = R.shape[1]
     return {"yield": Y, "yield_var": var[..., 0], "unassessable": unass,
             "unassessable_var": var[..., 1],
@@ -204,7 +204,11 @@ def interval(est: float, var: float, confidence: float = 0.95,
 
 
 def estimate_dict(e: Estimate) -> dict:
-    """The JSON form of a stratified estimate: estimate, se, ci_low, ci_high."""
+    """The JSON form of a stratified estimate: estimate, se, ci_low, ci_high.
+
+    >>> estimate_dict(interval(0.5, 0.01))["se"]
+    0.1
+    """
     return {"estimate": float(e.estimate), "se": float(e.std_error),
             "ci_low": float(e.ci_low), "ci_high": float(e.ci_high)}
 
@@ -212,7 +216,14 @@ def estimate_dict(e: Estimate) -> dict:
 def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") -> TopicEstimate:
     """Estimates and CIs for one topic (no batch axis); ``method`` (``logit`` or ``wald``)
     applies to recall, precision, F1 and the unassessable share; the yield gets the matching
-    ``log`` or ``wald`` interval (see :func:`interval`)."""
+    ``log`` or ``wald`` interval (see :func:`interval`).
+
+    >>> from assay.core.double_sampling import build_counts
+    >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
+    ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]), run_ids=("A",))
+    >>> round(estimate(sc).runs["A"]["precision"].estimate, 2)
+    0.5
+    """
     r = estimate_arrays(sc)
     inf = float("inf")
     runs = {}
@@ -241,7 +252,15 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
 
 def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
                      method: str = "logit") -> TopicEstimate:
-    """Mean over independent topics; Var(mean) = Σ_t Var_t / T²."""
+    """Mean over independent topics; Var(mean) = Σ_t Var_t / T².
+
+    >>> from assay.core.double_sampling import build_counts
+    >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
+    ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]), run_ids=("A",))
+    >>> t = estimate(sc)
+    >>> mean_over_topics([t, t]).runs["A"]["precision"].estimate == t.runs["A"]["precision"].estimate
+    True
+    """
     T = len(topics)
     if T == 0:
         raise ValueError("no topics")
