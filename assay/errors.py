@@ -12,6 +12,8 @@
 
 >>> str(AssayInputError("pool.csv", "duplicate id '7'", where="line 9", expected="each id once"))
 "pool.csv, line 9: duplicate id '7' (expected each id once)"
+>>> str(AssayInputError("--prior: expected STRATUM=P, got 'x'"))
+"--prior: expected STRATUM=P, got 'x'"
 >>> issubclass(LabelConflict, AssayInputError) and issubclass(AssayInputError, AssayError)
 True
 """
@@ -41,9 +43,12 @@ class AssayInputError(AssayError, ValueError):
     The CLI prints ``str(error)`` on one line and exits with code 2, never a traceback.
     """
 
-    def __init__(self, source: str, problem: str, *, where: str | None = None,
+    def __init__(self, source: str, problem: str | None = None, *, where: str | None = None,
                  expected: str | None = None) -> None:
         self.source, self.problem, self.where, self.expected = source, problem, where, expected
+        if problem is None:          # a message already naming its source
+            super().__init__(redact(source))
+            return
         parts = [source]
         if where:
             parts.append(where)

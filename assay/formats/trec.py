@@ -8,7 +8,7 @@ Formats (docs/stratified.md):
 * sample: tab-separated with header ``docno  stratum  inclusion_probability  topic``
   (``topic`` may be omitted for a single topic).
 
-Every problem raises :class:`InputError` whose message names the file, the line and what was
+Every problem raises :class:`AssayInputError` whose message names the file, the line and what was
 expected; the CLI prints it as one line and exits with code 2.
 """
 from __future__ import annotations
@@ -20,28 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["InputError", "read_runs", "read_collection", "read_qrels", "read_sample",
+from assay.errors import AssayInputError
+
+__all__ = ["read_runs", "read_collection", "read_qrels", "read_sample",
            "SampleRow", "write_sample", "atomic_write_text", "Runs"]
-
-
-class InputError(Exception):
-    """Bad input: the message names the file, the line and what was expected."""
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     path = Path(path)
     if not path.exists():
-        raise InputError(f"{path}: file not found")
+        raise AssayInputError(f"{path}: file not found")
     if path.is_dir():
-        raise InputError(f"{path}: is a directory, expected a file")
+        raise AssayInputError(f"{path}: is a directory, expected a file")
     try:
         with open(path, encoding="utf-8") as fh:
             for i, line in enumerate(fh, 1):
                 yield i, line.rstrip("\n").rstrip("\r")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise AssayInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        raise AssayInputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 @dataclass
@@ -64,7 +62,7 @@ def read_runs(paths: Iterable[Path]) -> Runs:
     where: dict[tuple[str, str, str], tuple[str, int]] = {}
     paths = list(paths)
     if not paths:
-        raise InputError("no run files given (expected --runs RUN ...)")
+        raise AssayInputError("no run files given (expected --runs RUN ...)")
     for path in paths:
         seen_any = False
         for i, line in _lines(path):
@@ -72,31 +70,31 @@ def read_runs(paths: Iterable[Path]) -> Runs:
                 continue
             f = line.split()
             if len(f) != 6:
-                raise InputError(f"{path}:{i}: expected 6 fields 'topic Q0 docno rank score runid',"
+                raise AssayInputError(f"{path}:{i}: expected 6 fields 'topic Q0 docno rank score runid',"
                                  f" got {len(f)}")
             topic, _, docno, rank, score, runid = f
             try:
                 int(rank)
             except ValueError:
-                raise InputError(f"{path}:{i}: expected an integer rank, got {rank!r}") from None
+                raise AssayInputError(f"{path}:{i}: expected an integer rank, got {rank!r}") from None
             try:
                 float(score)
             except ValueError:
-                raise InputError(f"{path}:{i}: expected a numeric score, got {score!r}") from None
+                raise AssayInputError(f"{path}:{i}: expected a numeric score, got {score!r}") from None
             if owner.setdefault(runid, str(path)) != str(path):
-                raise InputError(f"{path}:{i}: run id {runid!r} already used in {owner[runid]}")
+                raise AssayInputError(f"{path}:{i}: run id {runid!r} already used in {owner[runid]}")
             if runid not in order:
                 order.append(runid)
             docs = returned.setdefault(topic, {}).setdefault(runid, set())
             if docno in docs:
                 f0, l0 = where[(topic, runid, docno)]
-                raise InputError(f"{path}:{i}: docno {docno!r} returned twice by run {runid!r} "
+                raise AssayInputError(f"{path}:{i}: docno {docno!r} returned twice by run {runid!r} "
                                  f"for topic {topic} (first at line {l0})")
             docs.add(docno)
             where[(topic, runid, docno)] = (str(path), i)
             seen_any = True
         if not seen_any:
-            raise InputError(f"{path}: empty run file (expected lines 'topic Q0 docno rank "
+            raise AssayInputError(f"{path}: empty run file (expected lines 'topic Q0 docno rank "
                              "score runid')")
     return Runs(returned, order, where)
 
@@ -110,13 +108,13 @@ def read_collection(path: Path) -> list[str]:
         if not d:
             continue
         if len(d.split()) != 1:
-            raise InputError(f"{path}:{i}: expected one docno per line, got {line!r}")
+            raise AssayInputError(f"{path}:{i}: expected one docno per line, got {line!r}")
         if d in seen:
-            raise InputError(f"{path}:{i}: duplicate docno {d!r} (first at line {seen[d]})")
+            raise AssayInputError(f"{path}:{i}: duplicate docno {d!r} (first at line {seen[d]})")
         seen[d] = i
         docs.append(d)
     if not docs:
-        raise InputError(f"{path}: empty collection (expected one docno per line)")
+        raise AssayInputError(f"{path}: empty collection (expected one docno per line)")
     return docs
 
 
@@ -129,14 +127,14 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, s
             continue
         f = line.split()
         if len(f) != 4:
-            raise InputError(f"{path}:{i}: expected 4 fields 'topic 0 docno rel', got {len(f)}")
+            raise AssayInputError(f"{path}:{i}: expected 4 fields 'topic 0 docno rel', got {len(f)}")
         topic, _, docno, rel = f
         if rel not in ("-1", "0", "1"):
-            raise InputError(f"{path}:{i}: expected rel -1, 0 or 1, got {rel!r}")
+            raise AssayInputError(f"{path}:{i}: expected rel -1, 0 or 1, got {rel!r}")
         r = int(rel)
         prev = qrels.setdefault(topic, {}).get(docno)
         if prev is not None and prev != r:
-            raise InputError(f"{path}:{i}: docno {docno!r} topic {topic} judged {r} here but "
+            raise AssayInputError(f"{path}:{i}: docno {docno!r} topic {topic} judged {r} here but "
                              f"{prev} at line {lines[(topic, docno)]}")
         qrels[topic][docno] = r
         lines.setdefault((topic, docno), i)
@@ -173,12 +171,12 @@ def read_sample(path: Path, default_topic: str | None = None) -> list[SampleRow]
             header = [h.strip() for h in f]
             missing = [c for c in REQUIRED if c not in header]
             if missing:
-                raise InputError(f"{path}:{i}: expected a tab-separated header with columns "
+                raise AssayInputError(f"{path}:{i}: expected a tab-separated header with columns "
                                  f"docno, stratum, inclusion_probability[, topic]; missing "
                                  f"{', '.join(missing)}")
             continue
         if len(f) != len(header):
-            raise InputError(f"{path}:{i}: expected {len(header)} tab-separated fields, "
+            raise AssayInputError(f"{path}:{i}: expected {len(header)} tab-separated fields, "
                              f"got {len(f)}")
         rec = dict(zip(header, (x.strip() for x in f)))
         try:
@@ -186,21 +184,21 @@ def read_sample(path: Path, default_topic: str | None = None) -> list[SampleRow]
         except ValueError:
             prob = float("nan")
         if not (math.isfinite(prob) and 0 < prob <= 1):
-            raise InputError(f"{path}:{i}: expected an inclusion_probability in (0, 1], got "
+            raise AssayInputError(f"{path}:{i}: expected an inclusion_probability in (0, 1], got "
                              f"{rec['inclusion_probability']!r}")
         topic = rec.get("topic") or default_topic
         if topic is None:
-            raise InputError(f"{path}:{i}: no topic column; pass runs with a single topic")
+            raise AssayInputError(f"{path}:{i}: no topic column; pass runs with a single topic")
         key = (topic, rec["docno"])
         if key in seen:
-            raise InputError(f"{path}:{i}: docno {rec['docno']!r} listed twice for topic {topic} "
+            raise AssayInputError(f"{path}:{i}: docno {rec['docno']!r} listed twice for topic {topic} "
                              f"(first at line {seen[key]})")
         seen[key] = i
         if not rec["docno"] or not rec["stratum"]:
-            raise InputError(f"{path}:{i}: expected a non-empty docno and stratum")
+            raise AssayInputError(f"{path}:{i}: expected a non-empty docno and stratum")
         rows.append(SampleRow(rec["docno"], rec["stratum"], prob, topic, i))
     if header is None:
-        raise InputError(f"{path}: empty file (expected a header docno, stratum, "
+        raise AssayInputError(f"{path}: empty file (expected a header docno, stratum, "
                          "inclusion_probability, topic)")
     return rows
 
@@ -210,7 +208,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise InputError(f"{path}: directory {directory} does not exist")
+        raise AssayInputError(f"{path}: directory {directory} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

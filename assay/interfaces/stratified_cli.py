@@ -23,7 +23,8 @@ from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, 
 from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
 from assay.core.two_phase import estimate_dict as _interval_dict
-from assay.formats.trec import (InputError, Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
+from assay.errors import AssayInputError
+from assay.formats.trec import (Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
                    read_runs, read_sample, write_sample)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -33,12 +34,12 @@ _EXTRA = {"allow_extra_args": True}
 
 
 def _guard(fn):
-    """Turn InputError / ValueError into one line on stderr and exit code 2."""
+    """Turn AssayInputError / ValueError into one line on stderr and exit code 2."""
     @wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except InputError as exc:
+        except AssayInputError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
         except ValueError as exc:
@@ -57,7 +58,7 @@ def _run_files(runs: List[Path], ctx: typer.Context) -> list[Path]:
     extra = [Path(a) for a in ctx.args]
     bad = [a for a in ctx.args if a.startswith("-")]
     if bad:
-        raise InputError(f"unknown option {bad[0]!r}")
+        raise AssayInputError(f"unknown option {bad[0]!r}")
     return list(runs) + extra
 
 
@@ -67,7 +68,7 @@ def _check_runs_in_collection(runs: Runs, collection: set[str], docs_path: Path)
             for d in docs:
                 if d not in collection:
                     f, line = runs.where[(topic, runid, d)]
-                    raise InputError(f"{f}:{line}: docno {d!r} is not in the collection "
+                    raise AssayInputError(f"{f}:{line}: docno {d!r} is not in the collection "
                                      f"{docs_path}")
 
 
@@ -79,10 +80,10 @@ def _read_strata_file(path: Path, collection: set[str]) -> dict[str, str]:
             continue
         f = line.split("\t") if "\t" in line else line.split()
         if len(f) != 2:
-            raise InputError(f"{path}:{i}: expected 'docno<TAB>stratum', got {line!r}")
+            raise AssayInputError(f"{path}:{i}: expected 'docno<TAB>stratum', got {line!r}")
         d, s = f[0].strip(), f[1].strip()
         if d not in collection:
-            raise InputError(f"{path}:{i}: docno {d!r} is not in the collection")
+            raise AssayInputError(f"{path}:{i}: docno {d!r} is not in the collection")
         out[d] = s
     return out
 
@@ -113,14 +114,14 @@ def design(ctx: typer.Context,
     _check_runs_in_collection(rs, dset, collection)
     user = _read_strata_file(strata, dset) if strata else None
     if budget < 1:
-        raise InputError(f"--budget: expected a positive number of assessments, got {budget}")
+        raise AssayInputError(f"--budget: expected a positive number of assessments, got {budget}")
     rng = np.random.default_rng(seed)
     rows: list[SampleRow] = []
     for topic in rs.topics():
         if user is not None:
             missing = [d for d in docs if d not in user]
             if missing:
-                raise InputError(f"{strata}: docno {missing[0]!r} of the collection has no "
+                raise AssayInputError(f"{strata}: docno {missing[0]!r} of the collection has no "
                                  "stratum")
             st = stratify_by_labels(docs, [user[d] for d in docs])
         else:
@@ -134,10 +135,10 @@ def design(ctx: typer.Context,
                 try:
                     given[name] = float(val)
                 except ValueError:
-                    raise InputError(f"--prior: expected STRATUM=P, got {item!r}") from None
+                    raise AssayInputError(f"--prior: expected STRATUM=P, got {item!r}") from None
             missing = [n for n in st.names if n not in given]
             if missing:
-                raise InputError(f"--prior: no prior proportion for stratum {missing[0]!r} "
+                raise AssayInputError(f"--prior: no prior proportion for stratum {missing[0]!r} "
                                  f"(strata: {', '.join(st.names)})")
             pri = [given[n] for n in st.names]
         n_l = allocate_by_rule(st.sizes, budget, allocation, prior=pri, minimum=minimum,
@@ -164,14 +165,14 @@ def _strata_of(rows: list[SampleRow], path: Path) -> tuple[list[str], np.ndarray
     for r in rows:
         p0 = prob.setdefault(r.stratum, (r.inclusion_probability, r.line))
         if abs(p0[0] - r.inclusion_probability) > 1e-12 * max(1.0, p0[0]):
-            raise InputError(f"{path}:{r.line}: inclusion_probability {r.inclusion_probability}"
+            raise AssayInputError(f"{path}:{r.line}: inclusion_probability {r.inclusion_probability}"
                              f" differs from {p0[0]} (line {p0[1]}) in stratum {r.stratum}; "
                              "expected one probability per stratum")
     counts = np.bincount([idx[r.stratum] for r in rows], minlength=len(names))
     M = np.array([counts[i] / prob[n][0] for i, n in enumerate(names)])
     if np.any(np.abs(M - np.round(M)) > 1e-6 * M):
         n = names[int(np.argmax(np.abs(M - np.round(M))))]
-        raise InputError(f"{path}: stratum {n}: sample size / inclusion probability is not a "
+        raise AssayInputError(f"{path}: stratum {n}: sample size / inclusion probability is not a "
                          "whole number of documents (was the file edited?)")
     return names, np.round(M).astype(np.int64), np.array([idx[r.stratum] for r in rows])
 
@@ -182,7 +183,7 @@ def _fallible(rows: list[SampleRow], qrels: dict, topic: str, sample: Path,
     out = np.empty(len(rows), np.int64)
     for i, r in enumerate(rows):
         if r.docno not in q:
-            raise InputError(f"{sample}:{r.line}: docno {r.docno!r} (topic {topic}) has no "
+            raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} (topic {topic}) has no "
                              f"assessment in {assessments}; expected one line "
                              f"'{topic} 0 {r.docno} REL'")
         out[i] = q[r.docno]
@@ -212,18 +213,18 @@ def adjudicate(ctx: typer.Context,
     default = None
     if not _has_topic_column(sample):
         if len(qrels) != 1:
-            raise InputError(f"{sample}: no topic column, and {assessments} does not hold "
+            raise AssayInputError(f"{sample}: no topic column, and {assessments} does not hold "
                              "exactly one topic")
         default = next(iter(qrels))
     rows_all = read_sample(sample, default_topic=default)
     run_paths = _run_files(runs, ctx)
     rs = read_runs(run_paths) if run_paths else None
     if target_run is not None and (rs is None or target_run not in rs.order):
-        raise InputError(f"--target-run: run {target_run!r} is not among the --runs given")
+        raise AssayInputError(f"--target-run: run {target_run!r} is not among the --runs given")
     if metric not in ("recall", "f1"):
-        raise InputError(f"--metric: expected recall or f1, got {metric!r}")
+        raise AssayInputError(f"--metric: expected recall or f1, got {metric!r}")
     if budget < 0:
-        raise InputError(f"--budget: expected a non-negative number, got {budget}")
+        raise AssayInputError(f"--budget: expected a non-negative number, got {budget}")
     appealed = _read_appeals(appeals)
     rng = np.random.default_rng(seed)
     out_rows: list[SampleRow] = []
@@ -268,7 +269,7 @@ def _read_appeals(path: Optional[Path]) -> dict[str, set[str]]:
             if line.strip():
                 f = line.split()
                 if len(f) != 2:
-                    raise InputError(f"{path}:{i}: expected 'topic docno', got {line!r}")
+                    raise AssayInputError(f"{path}:{i}: expected 'topic docno', got {line!r}")
                 appealed[f[0]].add(f[1])
     return appealed
 
@@ -311,11 +312,11 @@ def estimate_cmd(ctx: typer.Context,
                  ) -> None:
     """Estimate yield and each run's recall, precision and F1 with CIs."""
     if (adjudication_sample is None) != (adjudications is None):
-        raise InputError("--adjudication-sample and --adjudications go together")
+        raise AssayInputError("--adjudication-sample and --adjudications go together")
     if not 0 < confidence < 1:
-        raise InputError(f"--confidence: expected a number in (0, 1), got {confidence}")
+        raise AssayInputError(f"--confidence: expected a number in (0, 1), got {confidence}")
     if interval_method not in ("logit", "wald"):
-        raise InputError(f"--interval: expected logit or wald, got {interval_method!r}")
+        raise AssayInputError(f"--interval: expected logit or wald, got {interval_method!r}")
     run_paths = _run_files(runs, ctx)
     docs = set(read_collection(collection))
     rs = read_runs(run_paths)
@@ -323,7 +324,7 @@ def estimate_cmd(ctx: typer.Context,
     single = None if _has_topic_column(sample) else (rs.topics()[0] if len(rs.topics()) == 1
                                                      else None)
     if single is None and not _has_topic_column(sample):
-        raise InputError(f"{sample}: no topic column but the runs have several topics")
+        raise AssayInputError(f"{sample}: no topic column but the runs have several topics")
     rows_all = read_sample(sample, default_topic=single)
     qrels, _ = read_qrels(assessments)
     adj_rows: dict[str, dict[str, SampleRow]] = defaultdict(dict)
@@ -339,7 +340,7 @@ def estimate_cmd(ctx: typer.Context,
     for topic, rows in sorted(_by_topic(rows_all).items()):
         for r in rows:
             if r.docno not in docs:
-                raise InputError(f"{sample}:{r.line}: docno {r.docno!r} is not in the "
+                raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is not in the "
                                  f"collection {collection}")
         names, M, s = _strata_of(rows, sample)
         fal = _fallible(rows, qrels, topic, sample, assessments)
@@ -355,13 +356,13 @@ def estimate_cmd(ctx: typer.Context,
             aq = adj_q.get(topic, {})
             for d, ar in adj_rows.get(topic, {}).items():
                 if d not in pos:
-                    raise InputError(f"{adjudication_sample}:{ar.line}: docno {d!r} (topic "
+                    raise AssayInputError(f"{adjudication_sample}:{ar.line}: docno {d!r} (topic "
                                      f"{topic}) is not in the sample {sample}")
                 if fal[pos[d]] == -1:
-                    raise InputError(f"{adjudication_sample}:{ar.line}: docno {d!r} was "
+                    raise AssayInputError(f"{adjudication_sample}:{ar.line}: docno {d!r} was "
                                      "assessed unassessable; expected only assessable documents")
                 if d not in aq:
-                    raise InputError(f"{adjudications}: no adjudication for docno {d!r} topic "
+                    raise AssayInputError(f"{adjudications}: no adjudication for docno {d!r} topic "
                                      f"{topic} listed at {adjudication_sample}:{ar.line}")
                 true[pos[d]] = aq[d]
             extra = set(aq) - set(adj_rows.get(topic, {}))
@@ -414,7 +415,7 @@ def _check_patterns(rows, bits, names, sample, order) -> None:
     for r, b in zip(rows, bits):
         pat = "".join("1" if x else "0" for x in b)
         if pat != r.stratum:
-            raise InputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
+            raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
                              f"but the runs ({', '.join(order)}) give pattern {pat}; expected "
                              "the runs given to 'design', in the same order")
 

@@ -1,7 +1,8 @@
 """Readers and writers of TREC runs, qrels, collections and sample files."""
 import pytest
 
-from assay.formats.trec import (InputError, SampleRow, read_collection, read_qrels,
+from assay.errors import AssayInputError as InputError
+from assay.formats.trec import (SampleRow, read_collection, read_qrels,
                                    read_runs, read_sample, write_sample)
 
 

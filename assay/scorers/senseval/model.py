@@ -6,19 +6,21 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from assay.errors import AssayInputError
+
 Grain = Literal["fine", "coarse", "mixed"]
 Policy = Literal["disjunctive", "conjunctive"]
 GRAINS: tuple[str, ...] = ("fine", "coarse", "mixed")
 POLICIES: tuple[str, ...] = ("disjunctive", "conjunctive")
 
 
-class SensevalInputError(ValueError):
+class SensevalInputError(AssayInputError):
     """Bad input: an unreadable file or a malformed line, named by file and (1-based) line."""
 
     def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(where, message)
         self.path, self.line, self.message = str(path), line, message
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)
