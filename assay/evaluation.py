@@ -1,7 +1,8 @@
 """One evaluation: pool → design → items to label → label source → label store → estimator.
 
-:func:`collect` is the sampling loop (pure: no I/O); :func:`evaluate` wires it to a pool, a label
-source and the label store, and returns an :class:`EvaluationResult`.
+:func:`evaluate` drives a :class:`~assay.campaign.Campaign` with a label source and returns an
+:class:`EvaluationResult`; :func:`collect` is the store-less sampling loop the simulations use
+(a design and a label function, no pool, no I/O).
 """
 from __future__ import annotations
 
@@ -10,30 +11,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from assay.designs import Design, Draw, build_design
-from assay.errors import AssayInputError
+from assay.campaign import MAX_DRAWS_PER_LABEL, Campaign, Collected, Undo, default_dataset
 from assay.core.measures import MEASURES
-from assay.core.types import Estimate
-from assay.estimation import estimate_all
-from assay.labels.store import LabelStore, StoredDraw
-from assay.labels.sources import SKIP, UNDO, LabelSource, Panel, label_source
+from assay.core.types import Draw, Estimate
+from assay.designs import Design
+from assay.designs.settings import DesignSettings, settings_from_options
+from assay.errors import AssayInputError, LabelConflict
 from assay.formats.pool import Pool, load_pool
-
-MAX_DRAWS_PER_LABEL = 1000
-
-
-@dataclass
-class Collected:
-    """What a sampling loop produced: draws, their labels, and the distinct items labelled."""
-
-    draws: list[Draw] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
-    labelled: dict[int, int] = field(default_factory=dict)   # pool index -> label
-    skipped: set[int] = field(default_factory=set)
-
-    @property
-    def distinct(self) -> int:
-        return len(self.labelled)
+from assay.labels.sources import SKIP, UNDO, ArrayLabels, LabelSource, Panel, label_source
+from assay.labels.store import Judgment, LabelStore, Status
 
 
 @dataclass(frozen=True)
@@ -133,106 +119,151 @@ def default_design(pool: Pool) -> str:
     return "auto" if pool.score is not None or pool.probability is not None else "passive"
 
 
+ON_CONFLICT = ("fail", "keep", "replace")
+
+
 def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 1000,
              seed: int = 0, confidence: float = 0.95, store: str | LabelStore | None = None,
-             dataset: str = "default", annotator: str | None = None,
+             dataset: str | None = None, annotator: str | None = None,
              options: dict[str, Any] | None = None, alpha: float = 0.5,
              interval: str = "auto",
              progress: Callable[[int, int, dict[str, Estimate]], None] | None = None,
-             id_columns: list[str] | None = None) -> EvaluationResult:
+             id_columns: list[str] | None = None, on_conflict: str = "fail",
+             settings: DesignSettings | None = None) -> EvaluationResult:
     """Estimate precision, recall and F1 of ``pool``'s predictions from at most ``budget``
-    distinct labels.
+    distinct labels (a thin loop over a :class:`~assay.campaign.Campaign`).
 
     ``design``: ``auto`` (the default whenever the pool has scores), ``stratified``,
-    ``importance``, ``oasis`` or ``passive`` (the default without scores).
+    ``importance``, ``oasis`` or ``passive`` (the default without scores); ``settings`` (a
+    :mod:`assay.designs.settings` object) or the legacy ``options`` dict tune it.
     ``pool``: a path (Parquet/CSV), DataFrame, Arrow table or :class:`~assay.formats.pool.Pool`.
     ``labels``: a gold path/DataFrame (id columns + ``label``), a mapping id → label, a callable
-    key → label, or a :class:`~assay.labels.sources.LabelSource`. With ``store``, every label is written
-    at once and labels already there (same dataset and annotator) are reused without asking; an
-    interrupted run with the same arguments resumes where it stopped.
+    key → label, or a :class:`~assay.labels.sources.LabelSource`. With ``store``, every label is
+    written at once and labels already there (same dataset and annotator) are reused without
+    asking; the same arguments resume an interrupted run, and a larger budget continues it.
+    ``dataset`` defaults to the pool's file stem (or its ids' fingerprint in memory).
+    ``on_conflict``: what to do when a gold file disagrees with stored labels of the same
+    dataset and annotator — ``fail`` (the default: a :class:`LabelConflict` with the counts),
+    ``keep`` the stored labels, or ``replace`` them with the file's.
     """
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", f"{confidence}", expected="a number in (0, 1)")
+    if on_conflict not in ON_CONFLICT:
+        raise AssayInputError("--on-conflict", repr(on_conflict),
+                              expected="'fail', 'keep' or 'replace'")
     pool = load_pool(pool, id_columns=id_columns)
-    design = design or default_design(pool)
+    name = design or (settings.name if settings is not None else default_design(pool))
+    s = settings if settings is not None else settings_from_options(name, options, alpha)
     source: LabelSource = label_source(labels, pool, annotator)
-    rng = np.random.default_rng(seed)
-    try:
-        des = build_design(design, n=pool.size, predictions=pool.prediction, score=pool.score
-                           if pool.score is not None else pool.probability,
-                           prior=pool.prior_probability(), budget=budget, rng=rng, alpha=alpha,
-                           options=options)
-    except ValueError as exc:
-        raise AssayInputError(f"--design {design}", str(exc)) from None
+    members = list(source.members) if isinstance(source, Panel) else [source]
+    dataset = dataset or default_dataset(pool)
     st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
-    params = {**des.params(), "pool_size": pool.size}
-    session = _StoreSession(st, dataset, source.annotator, pool, params, seed)
-    counts = {"new": 0, "reused": 0}
-
-    def ask(member: LabelSource, i: int, key: str) -> int:
-        known = session.known_for(member.annotator)
-        if key in known:
-            lab = known[key]
-            counts["reused"] += lab != SKIP
-            return lab
-        lab = member.label(i, key)
-        if lab == UNDO:
-            return lab
-        session.save(key, lab, member.annotator)  # a skip is kept too: a resumed run skips again
-        counts["new"] += lab != SKIP
-        return lab
-
-    if isinstance(source, Panel):
-        source.ask = ask
-
-    def get_label(i: int) -> int:
-        key = pool.key(i)
-        return source.label(i, key) if isinstance(source, Panel) else ask(source, i, key)
-
+    notes = [] if st is None else check_conflicts(st, dataset, pool, members, on_conflict)
+    try:
+        camp = Campaign.open(st, pool, s, seed, dataset, [m.annotator for m in members], budget,
+                             confidence, interval)
+    except ValueError as exc:
+        if isinstance(exc, AssayInputError):
+            raise
+        raise AssayInputError(f"--design {name}", str(exc)) from None
+    by_name = {m.annotator: m for m in members}
     history: list[HistoryPoint] = []
-    marks = _checkpoints(budget)
-    state = {"last": -1}
+    marks = _checkpoints(camp.target)
+    last = [-1]
 
-    def on_label(c: Collected) -> None:
-        session.record(c, len(c.draws) - 1)
-        n = c.distinct
-        if n != state["last"] and (n in marks or progress is not None and n % 25 == 0):
-            state["last"] = n
-            est = estimate_all(des, c, pool.prediction, confidence, interval=interval)
+    def observe(c: Campaign) -> None:
+        n = c.collected.distinct
+        if n != last[0] and (n in marks or progress is not None and n % 25 == 0):
+            last[0] = n
+            est = c.estimate()
             if n in marks:
-                history.append(HistoryPoint(n, len(c.draws), est))
+                history.append(HistoryPoint(n, len(c.collected.draws), est))
             if progress is not None:
                 progress(n, budget, est)
 
-    collected = collect(des, get_label, budget, on_label,
-                        undo=lambda i: session.forget(pool.key(i), source.annotator))
-    session.flush()
-    est = estimate_all(des, collected, pool.prediction, confidence, interval=interval)
-    if design == "importance" and pool.probability is None:
-        warn = ("the importance design took logistic(score) as the match probability; if the "
-                "scores are not calibrated log-odds its intervals can miss badly (on the real "
-                "amazon_google pool they cover in 4-74% of runs): prefer the stratified design "
-                "or give a calibrated 'probability' column")
-        est = _with_note(est, warn)
+    camp.observer = observe
+    while True:
+        reqs = camp.next_items(1)
+        if not reqs:
+            break
+        r = reqs[0]
+        v = by_name[r.annotator].label(r.index, r.key)
+        if v == UNDO:
+            camp.record([Undo(r.annotator)])
+        elif v == SKIP:
+            camp.record([Judgment(r.key, r.annotator, None, Status.SKIPPED)])
+        else:
+            camp.record([Judgment(r.key, r.annotator, int(v))])
+    camp.flush()
+    collected = camp.collected
+    est = camp.estimate()
+    if name == "importance" and pool.probability is None:
+        est = _with_note(est, "the importance design took logistic(score) as the match "
+                         "probability; if the scores are not calibrated log-odds its intervals "
+                         "can miss badly (on the real amazon_google pool they cover in 4-74% of "
+                         "runs): prefer the stratified design or give a calibrated "
+                         "'probability' column")
     if isinstance(source, Panel):
         skipped = len(collected.skipped)
-        panel = (f"labels are the majority of a panel of {len(source.members)} annotators "
-                 f"({source.votes} votes; {source.disagreements} items with disagreeing votes"
-                 + (f"; {skipped} items without a majority were skipped" if skipped else "")
-                 + "): the estimates target the measure under the panel's majority labels")
-        est = _with_note(est, panel)
+        est = _with_note(est, f"labels are the majority of a panel of {len(members)} annotators "
+                         f"({camp.votes} votes; {camp.disagreements} items with disagreeing "
+                         "votes" + (f"; {skipped} items without a majority were skipped"
+                                    if skipped else "")
+                         + "): the estimates target the measure under the panel's majority "
+                         "labels")
+    for note in notes + camp.result_notes():
+        est = _with_note(est, note)
     if not history or history[-1].labels_used != collected.distinct:
         history.append(HistoryPoint(collected.distinct, len(collected.draws), est))
     if progress is not None:
         progress(collected.distinct, budget, est)
-    return EvaluationResult(design=design, seed=seed, labels_used=collected.distinct,
+    params = {**camp.design.params(), "pool_size": pool.size, "run": camp.run_id,
+              "dataset": dataset, "settings": s.to_dict()}
+    return EvaluationResult(design=name, seed=seed, labels_used=collected.distinct,
                             pool_size=pool.size, confidence=confidence, estimates=est,
                             params=params, history=history, draws=collected.draws,
-                            draw_labels=collected.labels, new_labels=counts["new"],
-                            reused_labels=counts["reused"], strata=des.strata_table(),
-                            pool_source=pool.source, annotator=source.annotator)
+                            draw_labels=collected.labels, new_labels=camp.new,
+                            reused_labels=camp.reused, strata=camp.design.strata_table(),
+                            pool_source=pool.source, annotator=camp.annotator)
+
+
+def check_conflicts(store: LabelStore, dataset: str, pool: Pool, members: list[LabelSource],
+                    on_conflict: str) -> list[str]:
+    """Compare every gold label (sources that hold all their values) with the labels stored
+    for the same dataset and annotator, up front; ``fail`` raises :class:`LabelConflict`
+    with the counts, ``keep`` and ``replace`` return a note saying what was done."""
+    notes = []
+    for m in members:
+        if not isinstance(m, ArrayLabels):
+            continue
+        stored = store.labels(dataset, m.annotator)
+        if not stored:
+            continue
+        keys = list(stored)
+        idx = np.array([pool.index_of(k) if pool.index_of(k) is not None else -1 for k in keys])
+        have = idx >= 0
+        vals = np.where(have, m.values[np.maximum(idx, 0)], -1)
+        old = np.array([stored[k] for k in keys])
+        differ = have & (vals >= 0) & (vals != old)
+        n_diff, n_same = int(differ.sum()), int((have & (vals == old)).sum())
+        if not n_diff:
+            continue
+        what = (f"{n_diff} of the {n_diff + n_same} labels of {m.source} for items already "
+                f"labelled by {m.annotator!r} in dataset {dataset!r} disagree with the store")
+        if on_conflict == "fail":
+            raise LabelConflict(str(m.source), what, expected="--on-conflict keep (use the "
+                                "stored labels), --on-conflict replace (store the file's) or "
+                                "--annotator NAME (store the file's under another annotator)")
+        if on_conflict == "replace":
+            js = [Judgment(keys[j], m.annotator, int(vals[j]))
+                  for j in np.flatnonzero(differ)]
+            store.record(dataset, js, replace=True)
+            notes.append(what + f": {n_diff} stored labels replaced by the file's")
+        else:
+            notes.append(what + f": the {n_diff} stored labels were kept")
+    return notes
 
 
 def _with_note(est: dict[str, Estimate], text: str) -> dict[str, Estimate]:
@@ -240,68 +271,10 @@ def _with_note(est: dict[str, Estimate], text: str) -> dict[str, Estimate]:
     return {k: replace(e, note=(e.note + "; " if e.note else "") + text) for k, e in est.items()}
 
 
-class _StoreSession:
-    """Links a run to the store: known labels (per annotator), pending draws, replay check on
-    resume."""
-
-    def __init__(self, store: LabelStore | None, dataset: str, annotator: str, pool: Pool,
-                 params: dict[str, Any], seed: int) -> None:
-        self.store, self.dataset, self.annotator, self.pool = store, dataset, annotator, pool
-        self.known: dict[str, dict[str, int]] = {}
-        self.pending: list[tuple[int, StoredDraw]] = []
-        self.previous: list[StoredDraw] = []
-        self.run_id = -1
-        if store is not None:
-            self.run_id, self.previous = store.open_run(dataset, pool.fingerprint(), params,
-                                                        seed, annotator)
-
-    def known_for(self, annotator: str) -> dict[str, int]:
-        """The labels (and skips) ``annotator`` has given in this dataset."""
-        if annotator not in self.known:
-            self.known[annotator] = ({} if self.store is None else
-                                     self.store.labels(self.dataset, annotator,
-                                                       include_skips=True))
-        return self.known[annotator]
-
-    def record(self, c: Collected, seq: int) -> None:
-        if self.store is None:
-            return
-        d = c.draws[seq]
-        sd = StoredDraw(seq, self.pool.key(d.index), d.stratum, d.probability, d.kind)
-        if seq < len(self.previous):
-            old = self.previous[seq]
-            if old.item != sd.item:
-                raise AssayInputError(str(self.store.location),
-                                      f"stored run {self.run_id} drew {old.item!r} at draw "
-                                      f"{seq + 1} but the replay drew {sd.item!r}",
-                                      expected="the same pool, design and seed as the "
-                                               "interrupted run")
-            return
-        self.pending.append((self.run_id, sd))
-        if len(self.pending) >= 500:
-            self.flush()
-
-    def save(self, key: str, label: int, annotator: str) -> None:
-        self.known_for(annotator)[key] = label
-        if self.store is not None:
-            self.store.put(self.dataset, key, annotator, label, self.pending)
-            self.pending = []
-
-    def forget(self, key: str, annotator: str) -> None:
-        self.known_for(annotator).pop(key, None)
-        if self.store is not None:
-            self.store.remove(self.dataset, key, annotator)
-
-    def flush(self) -> None:
-        if self.store is not None and self.pending:
-            self.store.add_draws(self.pending)
-            self.pending = []
-
-
 def truth_estimates(labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
     from assay.core.measures import true_f_measure
     return {k: true_f_measure(labels, predictions, a) for k, a in MEASURES.items()}
 
 
-__all__ = ["Collected", "EvaluationResult", "HistoryPoint", "collect",
+__all__ = ["Collected", "EvaluationResult", "HistoryPoint", "check_conflicts", "collect",
            "evaluate", "truth_estimates"]

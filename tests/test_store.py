@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from assay.campaign import default_dataset
 from assay.evaluation import evaluate
 from assay.labels.store import LabelStore
 from assay.labels.sources import LabelSource
@@ -71,7 +72,7 @@ def test_crash_then_resume(backend, design, small_pool, tmp_path, request):
     assert resumed.reused_labels >= 77 and resumed.new_labels == 123
     assert resumed.to_dict() == reference.to_dict()          # same as an uninterrupted run
     assert len(store.labels(dataset, "gold")) == 200
-    _, draws = store.open_run(dataset, load_pool(df).fingerprint(), resumed.params, 3, "gold")
+    draws = store.draws(resumed.params["run"])
     assert len(draws) == len(resumed.draws)
     assert all(d.probability > 0 for d in draws)
     store.close()
@@ -104,13 +105,14 @@ def test_undo_removes_label(small_pool, tmp_path):
     url = str(tmp_path / "undo.db")
     res = evaluate(df, Scripted(), design="passive", budget=5, seed=0, store=url)
     assert res.labels_used == 5
-    stored = LabelStore(url).labels("default", "person")
+    stored = LabelStore(url).labels(default_dataset(load_pool(df)), "person")
     assert len(stored) == 5 and all(v == 0 for v in stored.values())
 
 
 KILL_SCRIPT = """
 import sys, time
 import pandas as pd
+from assay.campaign import default_dataset
 from assay.evaluation import evaluate
 df = pd.read_parquet(sys.argv[1])
 truth = dict(zip(df['id'], df['label']))
@@ -141,7 +143,7 @@ def test_sigkill_mid_run_then_resume(small_pool, tmp_path):
     proc.wait()
     asked_before = log.read_text().split()
     assert 40 <= len(asked_before) < 150
-    stored = LabelStore(str(db)).labels("default", "slow")
+    stored = LabelStore(str(db)).labels(default_dataset(load_pool(df)), "slow")
     # at most the label being written at the instant of the kill can be missing
     assert len(asked_before) - 1 <= len(stored) <= len(asked_before)
     done = subprocess.run([sys.executable, str(script), str(data), str(db), str(log)], env=env,

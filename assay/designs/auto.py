@@ -142,6 +142,12 @@ class AutoDesign(Design):
                 "census_share": self.census_share,
                 "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count}
 
+    def extend(self, budget: int) -> None:
+        """More batches: the strata, the census and the batches drawn so far stay; further
+        batches re-allocate the larger budget by Neyman's rule with what each stratum already
+        has as its floor."""
+        self.budget = max(self.budget, int(min(budget, self.n)))
+
     def exhausted(self) -> bool:
         if self._queue:
             return False

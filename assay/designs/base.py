@@ -28,6 +28,11 @@ class Design(ABC):
         """True when the design has no further draw planned."""
         return False
 
+    def extend(self, budget: int) -> None:
+        """Raise the budget (distinct labels) of a run already under way, keeping every draw
+        made so far as the design's first draws. With-replacement designs just keep drawing
+        (the budget only stops the run), so the default does nothing."""
+
     def update(self, draw: Draw, label: int) -> None:
         """Learn from a label (adaptive designs); static designs ignore it."""
 

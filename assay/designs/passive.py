@@ -44,6 +44,11 @@ class UniformWithoutReplacement(Design):
     def draw(self) -> Draw:
         return Draw(self._shuffle.next(self.rng), self.budget / self.n, 0, Kind.INCLUSION)
 
+    def extend(self, budget: int) -> None:
+        """A larger simple random sample: the draws so far are its first members (the union
+        of an SRS and an SRS of the rest is an SRS)."""
+        self.budget = max(self.budget, int(min(budget, self.n)))
+
     def skip(self, draw: Draw) -> None:
         self.budget = min(self.budget + 1, self.n)
 

@@ -62,6 +62,7 @@ class StratifiedDesign(Design):
         else:
             raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
                              "'neyman')")
+        self._weights = weights
         self.n_h = allocate(budget, sizes, weights)
         self.budget = int(self.n_h.sum())
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
@@ -101,6 +102,25 @@ class StratifiedDesign(Design):
         return {"design": "stratified", "strata": self.strata.method,
                 "n_strata": self.strata.count, "allocation": self.allocation_rule,
                 "budget": self.budget, "alpha": self.alpha}
+
+    def extend(self, budget: int) -> None:
+        """Re-allocate a larger budget with the earlier n_h as floors: the extra labels go to
+        the strata furthest below the allocation of the new budget. Sampling stays without
+        replacement within strata, so the union is a stratified SRS of the new n_h."""
+        sizes = self.strata.sizes
+        extra = int(min(budget, int(sizes.sum()))) - int(self.n_h.sum())
+        if extra <= 0:
+            return
+        want = allocate(int(self.n_h.sum()) + extra, sizes, self._weights)
+        room = np.maximum(want - self.n_h, 0)
+        if room.sum() <= 0:
+            room = sizes - self.n_h
+        add = allocate(extra, np.minimum(room, sizes - self.n_h) if room.sum() >= extra
+                       else sizes - self.n_h, room.astype(float) + 1e-9, minimum=0)
+        self.n_h = self.n_h + add
+        self.budget = int(self.n_h.sum())
+        more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
+        self._schedule = np.concatenate([self._schedule, more.astype(np.int64)])
 
     def exhausted(self) -> bool:
         return self._pos >= self._schedule.shape[0] and not self._replace

@@ -1,68 +1,58 @@
-"""The label store: every label obtained is written at once, keyed by item and annotator.
+"""The label store: every judgment is written at once, keyed by dataset, item and annotator.
 
-A label belongs to an item (in a named dataset) and its annotator, never to a run, a design or a
-system, so a later evaluation with another design, measure or system reuses it. Runs and their
-draws are recorded beside the labels: each draw keeps its design, stratum and the probability it
-had, so an interrupted run can be replayed and checked, and any estimator can reweight it later.
+A judgment belongs to an item (in a named dataset) and its annotator, never to a run, a design or
+a system, so a later evaluation with another design, measure or system reuses it. Runs and their
+draws are recorded beside the judgments: each draw keeps its stratum and the probability it had,
+so a run can be replayed, resumed or extended, and any estimator can reweight it later.
 
-SQLite by default (a path), any SQLAlchemy URL otherwise (``postgresql+psycopg://…``).
+Concurrency: a judgment is written with insert-or-ignore on its unique key, and read back: when
+two processes judge the same item, the first judgment wins and both use it; draws of one run
+(a deterministic replay) are inserted the same way. Nothing here raises on a race.
+
+SQLite by default (a path), PostgreSQL by URL (``postgresql+psycopg://…``). The schema and the
+migration from release 0.1.0 are in :mod:`assay.labels.schema`.
 """
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
+import functools
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
-from sqlalchemy import (Column, DateTime, Float, ForeignKey, Integer, MetaData, SmallInteger,
-                        String, Table, Text, UniqueConstraint, create_engine, delete, event,
-                        insert, select)
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import create_engine, delete, event, insert, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from assay.errors import AssayInputError
+from assay.errors import AssayError, StoreError, redact
+from assay.labels.schema import (NAME_LENGTH, Role, Status, datasets_table, draws_table,
+                                 ensure_schema, judgments_table, now, runs_table)
 
-metadata = MetaData()
+SQLITE_BUSY_SECONDS = 120
+T = TypeVar("T")
 
-labels_table = Table(
-    "labels", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("dataset", String(200), nullable=False),
-    Column("item", Text, nullable=False),
-    Column("annotator", String(200), nullable=False),
-    Column("label", SmallInteger, nullable=False),
-    Column("created_at", DateTime, nullable=False),
-    UniqueConstraint("dataset", "item", "annotator", name="uq_label_item_annotator"),
-)
 
-runs_table = Table(
-    "runs", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_key", String(64), nullable=False, unique=True),
-    Column("dataset", String(200), nullable=False),
-    Column("pool", String(64), nullable=False),
-    Column("design", String(50), nullable=False),
-    Column("params", Text, nullable=False),
-    Column("seed", Integer, nullable=False),
-    Column("annotator", String(200), nullable=False),
-    Column("created_at", DateTime, nullable=False),
-)
+@dataclass(frozen=True)
+class Judgment:
+    """One annotator's entry for one item: a value (status *judged*) or a status without one."""
 
-draws_table = Table(
-    "draws", metadata,
-    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
-    Column("seq", Integer, primary_key=True),
-    Column("item", Text, nullable=False),
-    Column("stratum", Integer, nullable=False),
-    Column("probability", Float, nullable=False),
-    Column("kind", String(10), nullable=False),
-)
+    item: str
+    annotator: str
+    value: int | None = None
+    status: Status = Status.JUDGED
+    role: Role = Role.ASSESSOR
+
+    def __post_init__(self) -> None:
+        if (self.status == Status.JUDGED) != (self.value is not None):
+            raise ValueError(f"a judgment has a value exactly when its status is 'judged' "
+                             f"(item {self.item!r}: value {self.value!r}, {self.status.value})")
 
 
 @dataclass(frozen=True)
 class StoredDraw:
+    """A draw as stored: its place in the run, the item's key, stratum, probability and kind."""
+
     seq: int
     item: str
     stratum: int
@@ -70,120 +60,279 @@ class StoredDraw:
     kind: str
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+@dataclass(frozen=True)
+class StoredRun:
+    """A run's row: its id, the budgets it was extended to (with the draw at which each took
+    effect), its saved settings and the draws it made so far."""
+
+    id: int
+    extensions: list[tuple[int, int]]
+    settings: dict[str, Any]
+    draws: list[StoredDraw]
 
 
 def engine_for(store: str | Path) -> Engine:
-    """An engine for a SQLite path or a SQLAlchemy URL (WAL mode for SQLite files)."""
-    text = str(store)
-    url = text if "://" in text else f"sqlite:///{Path(text).expanduser()}"
+    """An engine for a SQLite path or a SQLAlchemy URL.
+
+    SQLite: WAL, a busy timeout, and every transaction ``BEGIN IMMEDIATE`` (a writer waits for
+    the lock instead of failing on a lock upgrade) — what several processes on one file need.
+    """
+    text_ = str(store)
+    url = text_ if "://" in text_ else f"sqlite:///{Path(text_).expanduser()}"
     try:
-        engine = create_engine(url, future=True)
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_SECONDS}
+                               if url.startswith("sqlite") else {})
     except Exception as exc:  # noqa: BLE001 - bad URL or missing driver: a user error
-        raise AssayInputError(text, f"cannot open label store: {exc}") from None
+        raise StoreError(redact(text_), f"cannot open label store: {exc}") from None
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_conn: Any, _rec: Any) -> None:  # pragma: no cover - trivial
+        def _pragmas(dbapi_conn: Any, _rec: Any) -> None:
+            dbapi_conn.isolation_level = None      # transactions are begun below
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_SECONDS * 1000}")
+            _retry_locked(lambda: cur.execute("PRAGMA journal_mode=WAL"))
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
     return engine
 
 
+def _retry_locked(fn: Callable[[], T], seconds: float = SQLITE_BUSY_SECONDS) -> T:
+    """``fn()``, retried while SQLite says the database is locked (switching a fresh file to WAL
+    does not always wait on the busy handler)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - sqlite3.OperationalError or SQLAlchemy's
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _store_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Database errors become one-line :class:`StoreError` messages (passwords hidden)."""
+    @functools.wraps(fn)
+    def wrapper(self: "LabelStore", *args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except AssayError:
+            raise
+        except SQLAlchemyError as exc:
+            detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            raise StoreError(redact(str(self.location)), f"label store error: {detail}") from None
+    return wrapper
+
+
+def _check_name(what: str, name: str) -> None:
+    if not name or len(name) > NAME_LENGTH:
+        raise StoreError(f"--{what}", f"{what} name of {len(name)} characters",
+                         expected=f"1 to {NAME_LENGTH} characters")
+
+
 class LabelStore:
-    """Labels keyed by (dataset, item, annotator), plus runs and their draws."""
+    """Judgments keyed by (dataset, item, annotator), datasets, runs and their draws."""
 
     def __init__(self, store: str | Path | Engine = "assay.db") -> None:
-        self.location = store if isinstance(store, (str, Path)) else str(store.url)
+        self.location = redact(str(store if isinstance(store, (str, Path)) else store.url))
         self.engine = store if isinstance(store, Engine) else engine_for(store)
+        self.previous_version = self._open()
+
+    @_store_errors
+    def _open(self) -> int:
+        def attempt() -> int:
+            with self.engine.begin() as conn:
+                return ensure_schema(conn, self.location)
         try:
-            metadata.create_all(self.engine)
-        except SQLAlchemyError as exc:
-            raise AssayInputError(str(self.location), f"cannot open label store: {exc.orig}"
-                                  if getattr(exc, "orig", None) else str(exc)) from None
+            return _retry_locked(attempt)
+        except OperationalError as exc:
+            detail = str(exc.orig or exc).strip().splitlines()[0]
+            raise StoreError(self.location, f"cannot open label store: {detail}") from None
 
-    # -- labels -------------------------------------------------------------------------
-    def labels(self, dataset: str, annotator: str | None = None,
-               include_skips: bool = False) -> dict[str, int]:
-        """All labels of a dataset (of one annotator, or majority over annotators if None).
+    def _insert(self, table: Any, ignore: bool = True) -> Any:
+        """An INSERT that skips rows whose unique key is taken (SQLite and PostgreSQL)."""
+        name = self.engine.dialect.name
+        if name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        elif name == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:  # pragma: no cover - other backends: plain insert
+            return insert(table)
+        stmt = dialect_insert(table)
+        return stmt.on_conflict_do_nothing() if ignore else stmt
 
-        An annotator's skip is kept as label −1 (so a resumed run does not ask again); it is
-        left out unless ``include_skips``.
-        """
-        q = select(labels_table.c.item, labels_table.c.annotator, labels_table.c.label).where(
-            labels_table.c.dataset == dataset)
-        if not include_skips:
-            q = q.where(labels_table.c.label >= 0)
+    # -- datasets ----------------------------------------------------------------------------
+    @_store_errors
+    def claim_dataset(self, name: str, id_columns: list[str]) -> None:
+        """Record which id columns ``name``'s items are keyed by; a pool with other id columns
+        in the same dataset is a :class:`StoreError` naming both."""
+        _check_name("dataset", name)
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(datasets_table).values(
+                name=name, id_columns=json.dumps(id_columns), created_at=now()))
+            stored = conn.execute(select(datasets_table.c.id_columns).where(
+                datasets_table.c.name == name)).scalar()
+            if stored is None:   # a dataset migrated from 0.1.0: the first pool claims it
+                conn.execute(update(datasets_table).where(datasets_table.c.name == name)
+                             .values(id_columns=json.dumps(id_columns)))
+            elif json.loads(stored) != list(id_columns):
+                raise StoreError(self.location, f"dataset {name!r} holds items keyed by id "
+                                 f"columns {json.loads(stored)}, this pool by {list(id_columns)}",
+                                 expected="another --dataset for a pool with other ids")
+
+    # -- judgments ---------------------------------------------------------------------------
+    @_store_errors
+    def judgments(self, dataset: str, annotator: str | None = None) -> list[Judgment]:
+        """Every entry of a dataset (of one annotator, or of all)."""
+        t = judgments_table
+        q = select(t.c.item, t.c.annotator, t.c.value, t.c.status, t.c.role).where(
+            t.c.dataset == dataset)
         if annotator is not None:
-            q = q.where(labels_table.c.annotator == annotator)
+            q = q.where(t.c.annotator == annotator)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
+        return [Judgment(r.item, r.annotator, None if r.value is None else int(r.value),
+                         Status(r.status), Role(r.role)) for r in rows]
+
+    def labels(self, dataset: str, annotator: str | None = None) -> dict[str, int]:
+        """Judged values of a dataset: one annotator's, or the strict majority over annotators
+        (ties left out) when ``annotator`` is None. Statuses are not labels."""
+        rows = [j for j in self.judgments(dataset, annotator) if j.status == Status.JUDGED]
         if annotator is not None:
-            return {r.item: int(r.label) for r in rows}
+            return {j.item: int(j.value) for j in rows}  # type: ignore[arg-type]
         votes: dict[str, list[int]] = {}
-        for r in rows:
-            votes.setdefault(r.item, []).append(int(r.label))
+        for j in rows:
+            votes.setdefault(j.item, []).append(int(j.value))  # type: ignore[arg-type]
         return {k: int(2 * sum(v) > len(v)) for k, v in votes.items() if 2 * sum(v) != len(v)}
 
-    def put(self, dataset: str, item: str, annotator: str, label: int,
-            draws: Iterable[tuple[int, StoredDraw]] = ()) -> None:
-        """Write one label (and any pending draws) in one committed transaction."""
+    def statuses(self, dataset: str, annotator: str) -> dict[str, Status]:
+        """Items of ``annotator`` with a status and no value (skipped, unassessable, pending)."""
+        return {j.item: j.status for j in self.judgments(dataset, annotator)
+                if j.status != Status.JUDGED}
+
+    @_store_errors
+    def record(self, dataset: str, judgments: Iterable[Judgment], replace: bool = False,
+               draws: Iterable[tuple[int, StoredDraw]] = ()) -> dict[tuple[str, str], Judgment]:
+        """Write judgments (and pending draws) in one transaction; returns what the store holds
+        for them afterwards. Without ``replace`` an entry already stored wins (the first
+        judgment of an item by an annotator is kept, whoever wrote it); with ``replace`` the
+        new one overwrites it."""
+        js = list(judgments)
+        for j in js:
+            _check_name("annotator", j.annotator)
+        _check_name("dataset", dataset)
+        rows = [{"dataset": dataset, "item": j.item, "annotator": j.annotator,
+                 "role": j.role.value, "value": j.value, "status": j.status.value,
+                 "created_at": now()} for j in js]
+        t = judgments_table
         with self.engine.begin() as conn:
-            conn.execute(insert(labels_table).values(dataset=dataset, item=item,
-                                                     annotator=annotator, label=int(label),
-                                                     created_at=_now()))
+            if rows:
+                stmt = self._insert(t, ignore=not replace)
+                if replace:
+                    stmt = stmt.on_conflict_do_update(
+                        index_elements=["dataset", "item", "annotator"],
+                        set_={"value": stmt.excluded.value, "status": stmt.excluded.status,
+                              "role": stmt.excluded.role, "created_at": stmt.excluded.created_at})
+                conn.execute(stmt, rows)
             self._insert_draws(conn, draws)
+            out: dict[tuple[str, str], Judgment] = {}
+            for who in {j.annotator for j in js}:
+                items = [j.item for j in js if j.annotator == who]
+                for start in range(0, len(items), 500):
+                    got = conn.execute(select(t.c.item, t.c.value, t.c.status, t.c.role).where(
+                        (t.c.dataset == dataset) & (t.c.annotator == who)
+                        & t.c.item.in_(items[start:start + 500]))).all()
+                    for r in got:
+                        out[(r.item, who)] = Judgment(r.item, who, None if r.value is None
+                                                      else int(r.value), Status(r.status),
+                                                      Role(r.role))
+        return out
 
-    def remove(self, dataset: str, item: str, annotator: str) -> None:
-        """Delete a label (an annotator's undo)."""
+    @_store_errors
+    def withdraw(self, dataset: str, item: str, annotator: str) -> None:
+        """Delete an annotator's entry for an item (an undo)."""
+        t = judgments_table
         with self.engine.begin() as conn:
-            conn.execute(delete(labels_table).where(
-                (labels_table.c.dataset == dataset) & (labels_table.c.item == item)
-                & (labels_table.c.annotator == annotator)))
+            conn.execute(delete(t).where((t.c.dataset == dataset) & (t.c.item == item)
+                                         & (t.c.annotator == annotator)))
 
-    # -- runs and draws -----------------------------------------------------------------
-    @staticmethod
-    def run_key(dataset: str, pool: str, params: dict[str, Any], seed: int,
-                annotator: str) -> str:
-        blob = json.dumps([dataset, pool, params, seed, annotator], sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+    remove = withdraw
 
-    def open_run(self, dataset: str, pool: str, params: dict[str, Any], seed: int,
-                 annotator: str) -> tuple[int, list[StoredDraw]]:
-        """The run with this configuration (created if new) and the draws it already made."""
-        key = self.run_key(dataset, pool, params, seed, annotator)
+    # -- runs and draws ----------------------------------------------------------------------
+    @_store_errors
+    def open_run(self, key: str, *, dataset: str, pool: str, pool_ids: str, design: str,
+                 settings: dict[str, Any], seed: int, annotator: str, budget: int) -> StoredRun:
+        """The run with identity ``key`` (created if new, by whichever process comes first)
+        and what it has stored."""
+        _check_name("dataset", dataset)
+        _check_name("annotator", annotator)
         with self.engine.begin() as conn:
-            row = conn.execute(select(runs_table.c.id).where(runs_table.c.run_key == key)).first()
-            if row is None:
-                res = conn.execute(insert(runs_table).values(
-                    run_key=key, dataset=dataset, pool=pool, design=str(params.get("design")),
-                    params=json.dumps(params, sort_keys=True), seed=int(seed),
-                    annotator=annotator, created_at=_now()))
-                return int(res.inserted_primary_key[0]), []
-            run_id = int(row.id)
-            rows = conn.execute(select(draws_table).where(draws_table.c.run_id == run_id)
-                                .order_by(draws_table.c.seq)).all()
-        return run_id, [StoredDraw(r.seq, r.item, r.stratum, r.probability, r.kind)
-                        for r in rows]
+            conn.execute(self._insert(runs_table).values(
+                run_key=key, dataset=dataset, pool=pool, pool_ids=pool_ids, design=design,
+                settings=json.dumps(settings, sort_keys=True), seed=str(int(seed)),
+                annotator=annotator, extensions=json.dumps([[int(budget), 0]]),
+                created_at=now()))
+            row = conn.execute(select(runs_table).where(runs_table.c.run_key == key)).one()
+            draws = self._draws(conn, int(row.id))
+        return StoredRun(int(row.id), [(int(b), int(s)) for b, s in json.loads(row.extensions)],
+                         json.loads(row.settings), draws)
 
+    @_store_errors
+    def extend_run(self, run_id: int, budget: int, at_draw: int) -> list[tuple[int, int]]:
+        """Append an extension (new budget taking effect at draw ``at_draw``) unless the run was
+        already extended as far; returns the run's extensions."""
+        with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(select(runs_table.c.id).where(runs_table.c.id == run_id)
+                             .with_for_update())
+            raw = conn.execute(select(runs_table.c.extensions).where(
+                runs_table.c.id == run_id)).scalar_one()
+            ext = [(int(b), int(s)) for b, s in json.loads(raw)]
+            if budget > ext[-1][0]:
+                ext.append((int(budget), int(at_draw)))
+                conn.execute(update(runs_table).where(runs_table.c.id == run_id)
+                             .values(extensions=json.dumps(ext)))
+        return ext
+
+    @_store_errors
+    def related_runs(self, dataset: str, pool_ids: str, design: str, seed: int,
+                     annotator: str, exclude: int) -> list[tuple[int, str]]:
+        """Other runs of the same pool ids and predictions, design, seed and annotator (e.g.
+        before the pool was re-scored): (id, pool fingerprint)."""
+        r = runs_table
+        q = select(r.c.id, r.c.pool).where(
+            (r.c.dataset == dataset) & (r.c.pool_ids == pool_ids) & (r.c.design == design)
+            & (r.c.seed == str(int(seed))) & (r.c.annotator == annotator) & (r.c.id != exclude))
+        with self.engine.connect() as conn:
+            return [(int(x.id), str(x.pool)) for x in conn.execute(q.order_by(r.c.id)).all()]
+
+    @_store_errors
     def add_draws(self, draws: Iterable[tuple[int, StoredDraw]]) -> None:
         with self.engine.begin() as conn:
             self._insert_draws(conn, draws)
 
+    @_store_errors
     def draws(self, run_id: int) -> list[StoredDraw]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(draws_table).where(draws_table.c.run_id == run_id)
-                                .order_by(draws_table.c.seq)).all()
-        return [StoredDraw(r.seq, r.item, r.stratum, r.probability, r.kind) for r in rows]
+            return self._draws(conn, run_id)
 
     @staticmethod
-    def _insert_draws(conn: Any, draws: Iterable[tuple[int, StoredDraw]]) -> None:
+    def _draws(conn: Connection, run_id: int) -> list[StoredDraw]:
+        rows = conn.execute(select(draws_table).where(draws_table.c.run_id == run_id)
+                            .order_by(draws_table.c.seq)).all()
+        return [StoredDraw(r.seq, r.item, r.stratum, r.probability, r.kind) for r in rows]
+
+    def _insert_draws(self, conn: Connection, draws: Iterable[tuple[int, StoredDraw]]) -> None:
         rows = [{"run_id": run_id, "seq": d.seq, "item": d.item, "stratum": d.stratum,
                  "probability": d.probability, "kind": d.kind} for run_id, d in draws]
         if rows:
-            conn.execute(insert(draws_table), rows)
+            conn.execute(self._insert(draws_table), rows)
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+__all__ = ["Judgment", "LabelStore", "Role", "Status", "StoredDraw", "StoredRun", "engine_for"]

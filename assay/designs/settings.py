@@ -1,0 +1,198 @@
+"""Settings as data: one frozen dataclass per design, the one place for their defaults.
+
+Each settings object converts to and from a plain dict (``to_dict``/``from_dict``; an unknown key
+is an :class:`~assay.errors.AssayInputError` naming it), validates itself, and tells which fields
+differ from their defaults (``changed``): a run's identity hashes only those, so adding a field
+with a default never changes an existing run's key. The full dict is saved with every run.
+
+>>> s = StratifiedSettings(n_strata=10)
+>>> s.changed()
+{'n_strata': 10}
+>>> settings_from_dict(s.to_dict()) == s
+True
+>>> settings_from_options("importance", {"epsilon": 0.2, "replace": False}).epsilon
+0.2
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
+
+from assay.errors import AssayInputError
+
+ALLOCATIONS = ("neyman", "proportional")
+STRATA = ("csf", "equal")
+
+
+@dataclass(frozen=True)
+class DesignSettings:
+    """What every design shares: ``alpha``, the weight of precision in F_α used to plan."""
+
+    name: ClassVar[str] = "design"
+    alpha: float = 0.5
+
+    def __post_init__(self) -> None:
+        self._check(0.0 <= self.alpha <= 1.0, "alpha", self.alpha, "a number in [0, 1]")
+
+    def _check(self, ok: bool, field: str, value: Any, expected: str) -> None:
+        if not ok:
+            raise AssayInputError(f"{self.name} setting {field!r}", repr(value),
+                                  expected=expected)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, with the design's name."""
+        return {"design": self.name, **asdict(self)}
+
+    def changed(self) -> dict[str, Any]:
+        """The fields whose value differs from the default (what a run's identity hashes)."""
+        default = type(self)()
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) != getattr(default, f.name)}
+
+
+@dataclass(frozen=True)
+class PassiveSettings(DesignSettings):
+    """Uniform sampling; ``replace``: with replacement (Hansen–Hurwitz) instead of SRS."""
+
+    name: ClassVar[str] = "passive"
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class StratifiedSettings(DesignSettings):
+    """Score strata (``strata``: csf or equal; ``n_strata``) with ``allocation`` neyman or
+    proportional, sampled without replacement within strata."""
+
+    name: ClassVar[str] = "stratified"
+    strata: str = "csf"
+    n_strata: int = 30
+    allocation: str = "neyman"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check(self.strata in STRATA, "strata", self.strata, "'csf' or 'equal'")
+        self._check(isinstance(self.n_strata, int) and self.n_strata >= 1, "n_strata",
+                    self.n_strata, "a whole number of strata ≥ 1")
+        self._check(self.allocation in ALLOCATIONS, "allocation", self.allocation,
+                    "'neyman' or 'proportional'")
+
+
+@dataclass(frozen=True)
+class ImportanceSettings(DesignSettings):
+    """Static importance sampling; ``epsilon``: weight of the uniform mixture (seed 002 eq. 6)."""
+
+    name: ClassVar[str] = "importance"
+    epsilon: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check(0.0 < self.epsilon <= 1.0, "epsilon", self.epsilon, "a number in (0, 1]")
+
+
+@dataclass(frozen=True)
+class OasisSettings(DesignSettings):
+    """OASIS (seed 002): ``epsilon`` of eq. 12, ``n_strata``/``strata`` of the CSF or equal
+    strata, ``prior_strength`` η per stratum (None: 2), ``decaying_prior`` (Remark 4),
+    ``v_star`` 'paper' or 'rms', ``threshold`` τ of the logistic prior, ``n_bins`` of CSF."""
+
+    name: ClassVar[str] = "oasis"
+    epsilon: float = 1e-3
+    n_strata: int = 30
+    strata: str = "csf"
+    prior_strength: float | None = None
+    decaying_prior: bool = True
+    v_star: str = "paper"
+    threshold: float = 0.0
+    n_bins: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check(0.0 < self.epsilon <= 1.0, "epsilon", self.epsilon, "a number in (0, 1]")
+        self._check(isinstance(self.n_strata, int) and self.n_strata >= 1, "n_strata",
+                    self.n_strata, "a whole number of strata ≥ 1")
+        self._check(self.strata in STRATA, "strata", self.strata, "'csf' or 'equal'")
+        self._check(self.prior_strength is None or self.prior_strength > 0, "prior_strength",
+                    self.prior_strength, "a positive number")
+        self._check(self.v_star in ("paper", "rms"), "v_star", self.v_star, "'paper' or 'rms'")
+
+
+@dataclass(frozen=True)
+class AutoSettings(DesignSettings):
+    """``auto``: ``first`` the top stratum's size (None: from the budget), ``batches`` of
+    re-allocation, calibration ``degree`` (0: averaged hinges), ``census_share`` of the budget
+    for the census of the top (None: ½ under imbalance, else 0.1)."""
+
+    name: ClassVar[str] = "auto"
+    first: int | None = None
+    batches: int = 5
+    degree: int = 0
+    census_share: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check(self.first is None or self.first >= 1, "first", self.first,
+                    "a positive stratum size")
+        self._check(self.batches >= 1, "batches", self.batches, "at least 1 batch")
+        self._check(self.census_share is None or 0.0 <= self.census_share <= 1.0,
+                    "census_share", self.census_share, "a share in [0, 1]")
+
+
+SETTINGS: dict[str, type[DesignSettings]] = {
+    c.name: c for c in (AutoSettings, PassiveSettings, StratifiedSettings, ImportanceSettings,
+                        OasisSettings)}
+
+
+def _klass(design: str) -> type[DesignSettings]:
+    if design not in SETTINGS:
+        raise AssayInputError("--design", repr(design), expected=f"one of {', '.join(SETTINGS)}")
+    return SETTINGS[design]
+
+
+def settings_from_dict(data: dict[str, Any], design: str | None = None) -> DesignSettings:
+    """Settings from ``to_dict()`` output (the ``design`` key, or ``design``); an unknown key
+    is an error naming it."""
+    data = dict(data)
+    klass = _klass(str(data.pop("design", design)))
+    known = {f.name for f in fields(klass)}
+    for key in data:
+        if key not in known:
+            raise AssayInputError(f"{klass.name} settings", f"unknown setting {key!r}",
+                                  expected=f"one of {', '.join(sorted(known))}")
+    return klass(**data)
+
+
+# the old ``options`` dict (shared by every design in the CLI) → each design's own fields
+_OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
+_SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
+                   "first", "batches", "degree", "census_share", "prior_strength",
+                   "decaying_prior", "v_star", "threshold", "n_bins", "alpha"}
+
+
+def settings_from_options(design: str, options: dict[str, Any] | None,
+                          alpha: float | None = None) -> DesignSettings:
+    """Convert the legacy ``options`` dict of the CLI/API once, at the edge: keys that belong
+    to another design are ignored (the CLI passes one set for all), unknown keys are errors."""
+    klass = _klass(design)
+    rename = _OPTION_NAMES.get(design, {})
+    known = {f.name for f in fields(klass)}
+    kept: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key not in _SHARED_OPTIONS:
+            raise AssayInputError("options", f"unknown setting {key!r}",
+                                  expected=f"one of {', '.join(sorted(_SHARED_OPTIONS))}")
+        if key == "epsilon" and "epsilon" in rename.values():
+            continue                     # importance's epsilon, not OASIS's
+        name = rename.get(key, key)
+        if name in known and value is not None:
+            kept[name] = value
+    if alpha is not None:
+        kept["alpha"] = alpha
+    for key in ("n_strata", "batches", "degree", "first", "n_bins"):
+        if key in kept and isinstance(kept[key], float) and kept[key].is_integer():
+            kept[key] = int(kept[key])
+    return klass(**kept)
+
+
+__all__ = ["AutoSettings", "DesignSettings", "ImportanceSettings", "OasisSettings",
+           "PassiveSettings", "SETTINGS", "StratifiedSettings", "settings_from_dict",
+           "settings_from_options"]
