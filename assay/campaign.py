@@ -223,6 +223,14 @@ class Campaign:
         return not (self.collected.distinct < self._design_budget and not
                     self.design.exhausted())
 
+    def raise_budget(self, budget: int) -> None:
+        """Continue this campaign to a larger budget (the same as opening the run again with
+        it): once the current budget is complete the design is extended."""
+        if budget > self.budget:
+            self.budget = int(budget)
+            self.target = min(self.budget, self.pool.size)
+            self._cap = MAX_DRAWS_PER_LABEL * max(self.target, 1)
+
     def _extend(self) -> None:
         at = len(self.collected.draws)
         if self.store is not None:
