@@ -15,7 +15,7 @@ from assay.campaign import MAX_DRAWS_PER_LABEL, Campaign, Collected, Undo, defau
 from assay.core.measures import MEASURES
 from assay.core.types import Draw, Estimate
 from assay.designs import Design
-from assay.designs.settings import DesignSettings, settings_from_options
+from assay.designs.settings import DesignSettings, settings_from_dict, settings_from_options
 from assay.errors import AssayInputError, LabelConflict
 from assay.formats.pool import Pool, load_pool
 from assay.labels.sources import SKIP, UNDO, ArrayLabels, LabelSource, Panel, label_source
@@ -129,7 +129,8 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
              interval: str = "auto",
              progress: Callable[[int, int, dict[str, Estimate]], None] | None = None,
              id_columns: list[str] | None = None, on_conflict: str = "fail",
-             settings: DesignSettings | None = None) -> EvaluationResult:
+             settings: DesignSettings | None = None, run: int | None = None
+             ) -> EvaluationResult:
     """Estimate precision, recall and F1 of ``pool``'s predictions from at most ``budget``
     distinct labels (a thin loop over a :class:`~assay.campaign.Campaign`).
 
@@ -144,7 +145,8 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
     ``dataset`` defaults to the pool's file stem (or its ids' fingerprint in memory).
     ``on_conflict``: what to do when a gold file disagrees with stored labels of the same
     dataset and annotator — ``fail`` (the default: a :class:`LabelConflict` with the counts),
-    ``keep`` the stored labels, or ``replace`` them with the file's.
+    ``keep`` the stored labels, or ``replace`` them with the file's. ``run``: the id of a
+    stored run to replay or extend with the settings, seed, dataset and annotator it saved.
     """
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
@@ -154,12 +156,20 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
         raise AssayInputError("--on-conflict", repr(on_conflict),
                               expected="'fail', 'keep' or 'replace'")
     pool = load_pool(pool, id_columns=id_columns)
+    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
+    if run is not None:
+        if st is None:
+            raise AssayInputError("--run", str(run), expected="a --store holding the run")
+        info = st.run_info(run)
+        settings = settings_from_dict(info["settings"])
+        seed, dataset, design = info["seed"], info["dataset"], info["design"]
+        annotator = annotator or (None if info["annotator"].startswith("majority(")
+                                  else info["annotator"])
     name = design or (settings.name if settings is not None else default_design(pool))
     s = settings if settings is not None else settings_from_options(name, options, alpha)
     source: LabelSource = label_source(labels, pool, annotator)
     members = list(source.members) if isinstance(source, Panel) else [source]
     dataset = dataset or default_dataset(pool)
-    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
     notes = [] if st is None else check_conflicts(st, dataset, pool, members, on_conflict)
     try:
         camp = Campaign.open(st, pool, s, seed, dataset, [m.annotator for m in members], budget,

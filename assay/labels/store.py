@@ -281,6 +281,17 @@ class LabelStore:
                          json.loads(row.settings), draws)
 
     @_store_errors
+    def run_info(self, run_id: int) -> dict[str, Any]:
+        """What a run saved: dataset, design, full settings, seed, annotator, extensions."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs_table).where(runs_table.c.id == int(run_id))).first()
+        if row is None:
+            raise StoreError(self.location, f"no run {run_id}", expected="a run id of this store")
+        return {"dataset": row.dataset, "design": row.design, "seed": int(row.seed),
+                "settings": json.loads(row.settings), "annotator": row.annotator,
+                "extensions": json.loads(row.extensions), "pool": row.pool}
+
+    @_store_errors
     def extend_run(self, run_id: int, budget: int, at_draw: int) -> list[tuple[int, int]]:
         """Append an extension (new budget taking effect at draw ``at_draw``) unless the run was
         already extended as far; returns the run's extensions."""
