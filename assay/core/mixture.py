@@ -1,0 +1,184 @@
+"""Joint estimation over many systems' samples: multiple importance sampling with a mixture.
+
+Seed 000 (on-demand open-world evaluation), "Importance reweighting in estimating precision".
+System k's output has a distribution p_k over the universe (uniform over its predicted items for
+instance-level scores; structured for relation- or entity-level scores). Sample set j holds n_j
+draws made i.i.d. from p_j. For mixture weights π (π_j ≥ 0, Σ π_j = 1) and q(x) = Σ_k π_k p_k(x),
+the estimator of μ_i = E_{p_i}[f] (system i's precision when f is the label) is
+
+    μ̂_i = Σ_j (π_j / n_j) Σ_{x ∈ X̂_j} p_i(x) f(x) / q(x),                               (M1)
+
+unbiased for any fixed π whose mixture covers p_i (q > 0 wherever p_i f > 0; seed 000's
+derivation). The seed's variance "Σ_j π_j² σ²_ij" is right once σ²_ij is read as the variance of
+the *mean* of set j; written out, with g_i = p_i f / q and the sets independent,
+
+    Var(μ̂_i) = Σ_j (π_j² / n_j) Var_{p_j}[g_i],   estimated with the within-set sample
+    variances s²_j(g_i) (ddof 1).                                                      (M2)
+
+Several targets share one set of draws, so (M2) generalises to a covariance matrix
+Σ_j (π_j²/n_j) Cov_j[g_a, g_b] — what the delta method needs for ratios such as pooled recall.
+
+**Mixture weights.** Three rules, all functions of the systems' distributions and the set sizes:
+
+* ``balance`` — π_j ∝ n_j: q is the distribution of a draw picked at random from all sets
+  (Veach & Guibas 1995's balance heuristic), the same π for every target;
+* ``overlap`` — the kbp-online heuristic: π_ij ∝ n_j Σ_x p_i(x) p_j(x), per target i;
+* ``optimal`` — per target i, the π minimising (M2) with f replaced by a constant rate μ̄
+  (``rate``, e.g. a pilot estimate): Σ_j (π_j²/n_j)(μ̄ E_j[w²] − μ̄² E_j[w]²), w = p_i/q, the
+  expectations exact sums over the universe. The labels enter only through the one scalar μ̄
+  and the draws not at all, so the choice of π does not chase the sampling noise (minimising
+  the plug-in (M2), or (M2) with expectations over the draws, does: measured, it biased the
+  estimate by up to 10 standard errors and its intervals covered 81%). π_i is kept ≥
+  ``floor`` so the mixture always covers the target's own support.
+
+>>> import numpy as np
+>>> dens = np.array([[0.5, 0.0], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]])   # 4 draws × 2 systems
+>>> src = np.array([0, 0, 1, 1])
+>>> est, cov = mixture_mean(src, dens, dens, np.array([1.0, 0.0, 1.0, 1.0]), np.array([.5, .5]))
+>>> est.round(3).tolist()
+[0.75, 0.75]
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize
+
+from assay.errors import EstimationError
+
+WEIGHT_RULES = ("optimal", "balance", "overlap")
+FLOOR = 0.05
+
+
+def _check(source: np.ndarray, density: np.ndarray) -> tuple[np.ndarray, int]:
+    src = np.asarray(source, dtype=np.int64)
+    dens = np.asarray(density, dtype=np.float64)
+    if dens.ndim != 2 or dens.shape[0] != src.shape[0]:
+        raise EstimationError(f"density must be draws × systems, got {dens.shape} for "
+                              f"{src.shape[0]} draws")
+    return np.bincount(src, minlength=dens.shape[1]), dens.shape[1]
+
+
+def mixture_mean(source: np.ndarray, density: np.ndarray, target: np.ndarray,
+                 values: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(M1) and (M2) for every target column at once.
+
+    ``source[t]``: the set draw t came from; ``density[t, k]``: p_k(x_t) for every system k
+    (what defines q); ``target[t, a]``: the target distribution p_a(x_t) of each estimand a;
+    ``values[t]``: f(x_t); ``pi``: mixture weights (m,), or (r, m) one row per target.
+    Returns the estimates (r,) and their covariance (r, r) (the diagonal only, zeros elsewhere,
+    when ``pi`` has a row per target).
+
+    >>> dens = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> mixture_mean(np.array([0, 1]), dens, dens, np.array([1.0, 0.0]),
+    ...              np.array([0.5, 0.5]))[0].tolist()
+    [1.0, 0.0]
+    """
+    n, m = _check(source, density)
+    src = np.asarray(source, dtype=np.int64)
+    tgt = np.asarray(target, dtype=np.float64)
+    tgt = tgt[:, None] if tgt.ndim == 1 else tgt
+    f = np.asarray(values, dtype=np.float64)
+    pi = np.asarray(pi, dtype=np.float64)
+    if pi.ndim == 2:                      # one mixture per target: estimate column by column
+        out = [mixture_mean(src, density, tgt[:, [a]], f, pi[a]) for a in range(tgt.shape[1])]
+        return (np.array([e[0] for e, _ in out]),
+                np.diag([c[0, 0] for _, c in out]))
+    q = np.asarray(density, dtype=np.float64) @ pi
+    uncovered = (q <= 0) & (tgt * f[:, None] != 0).any(axis=1)
+    if uncovered.any():
+        raise EstimationError(f"{int(uncovered.sum())} draws lie outside the mixture's support "
+                              "(a system with zero weight is the only one that outputs them)")
+    g = np.divide(tgt * f[:, None], q[:, None], out=np.zeros_like(tgt), where=q[:, None] > 0)
+    r = g.shape[1]
+    est, cov = np.zeros(r), np.zeros((r, r))
+    for j in np.flatnonzero((n > 0) & (pi > 0)):
+        gj = g[src == j]
+        est += pi[j] * gj.mean(axis=0)
+        if n[j] > 1:
+            cov += pi[j] ** 2 / n[j] * np.atleast_2d(np.cov(gj, rowvar=False, ddof=1))
+        else:
+            cov += np.inf
+    return est, cov
+
+
+def balance_weights(n: np.ndarray) -> np.ndarray:
+    """π_j ∝ n_j (the balance heuristic).
+
+    >>> balance_weights(np.array([10, 30])).tolist()
+    [0.25, 0.75]
+    """
+    n = np.asarray(n, dtype=np.float64)
+    return n / n.sum()
+
+
+def overlap_weights(source: np.ndarray, density: np.ndarray, overlap: np.ndarray
+                    ) -> np.ndarray:
+    """kbp-online's heuristic π_ij ∝ n_j Σ_x p_i(x) p_j(x); ``overlap[i, j]`` = Σ_x p_i p_j
+    (computed by the caller over the universe). Returns an (m, m) matrix, one row per target.
+
+    >>> overlap_weights(np.array([0, 1, 1]), np.eye(2)[[0, 1, 1]], np.eye(2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    n, _ = _check(source, density)
+    w = np.asarray(overlap, dtype=np.float64) * n[None, :]
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def optimal_weights(universe: np.ndarray, n: np.ndarray, target: int, rate: float,
+                    multiplicity: np.ndarray | None = None, floor: float = FLOOR) -> np.ndarray:
+    """The π minimising (M2) for system ``target`` with f replaced by the constant ``rate``
+    (module docstring), over the sets that have draws, π_target ≥ ``floor``.
+
+    ``universe[u, k]`` is p_k at each point u of the universe (or at each distinct row of it,
+    with ``multiplicity[u]`` points alike); ``n[j]`` the draws of set j. The expectations
+    E_j[w²] = Σ_u p_j(u) w(u)² are exact sums over the universe, not over the draws, so π is a
+    function of the systems' outputs, the set sizes and one scalar — never of which items
+    happened to be drawn (choosing π from the draws would correlate it with their labels).
+
+    >>> uni = np.array([[0.5, 0.5], [0.5, 0.5]])
+    >>> optimal_weights(uni, np.array([10, 10]), 0, 0.5).round(2).tolist()
+    [0.5, 0.5]
+    """
+    dens = np.asarray(universe, dtype=np.float64)
+    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
+    n = np.asarray(n, dtype=np.float64)
+    m = dens.shape[1]
+    live = np.flatnonzero(n > 0)
+    if target not in live:
+        raise EstimationError(f"system {target} has no draws of its own: its support is not "
+                              "known to be covered")
+    mu = float(np.clip(rate, 1e-3, 1 - 1e-3))
+    mass = dens[:, live] * mult[:, None]               # p_j(u) × multiplicity, sets with draws
+    own = dens[:, target]
+
+    def weights(z: np.ndarray) -> np.ndarray:
+        e = np.exp(z - z.max())
+        pi = np.zeros(m)
+        pi[live] = e / e.sum()
+        k = pi[target]
+        if k < floor:                     # mix towards the target's own set
+            lam = (floor - k) / (1.0 - k)
+            pi = (1 - lam) * pi
+            pi[target] += lam
+        return pi
+
+    def variance(z: np.ndarray) -> float:
+        pi = weights(z)
+        q = dens @ pi
+        w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
+        e1, e2 = w @ mass, (w * w) @ mass              # E_j[w], E_j[w²] for each live set
+        return float(np.sum(pi[live] ** 2 / n[live] * (mu * e2 - mu ** 2 * e1 ** 2)))
+
+    balance = np.log(np.maximum(n[live], 1.0))
+    if live.size == 1:
+        return weights(balance)
+    # the overlap heuristic's π as a second start: the optimum is never worse than either
+    overlap = np.log(np.maximum(n[live] * ((own * mult) @ dens[:, live]), 1e-300))
+    best = min((balance, overlap), key=variance)
+    res = optimize.minimize(variance, best, method="Powell",
+                            options={"xtol": 1e-3, "ftol": 1e-10, "maxiter": 20000})
+    return weights(res.x if variance(res.x) <= variance(best) else best)
+
+
+__all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "mixture_mean", "optimal_weights",
+           "overlap_weights"]
