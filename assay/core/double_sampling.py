@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from assay.core.allocation import bounded_allocation
+from assay.core.types import Code
 from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, CELL_UNASSESSABLE, SampleCounts,
                          estimate_arrays)
 
@@ -37,7 +38,7 @@ __all__ = ["TenenbeinEstimate", "tenenbein", "tenenbein_variance", "build_counts
            "StratumErrorRates", "error_rates",
            "allocate_adjudication", "draw_adjudication", "NOT_ADJUDICATED"]
 
-NOT_ADJUDICATED = -2
+NOT_ADJUDICATED = Code.NOT_ADJUDICATED
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,9 @@ def build_counts(population: Sequence[int], patterns: np.ndarray, doc_stratum: n
     fallible = np.asarray(fallible, np.int64)
     s = np.asarray(doc_stratum, np.int64)
     g = np.asarray(doc_pattern, np.int64)
-    if np.any(~np.isin(fallible, (-1, 0, 1))):
+    if np.any(~np.isin(fallible, (Code.UNASSESSABLE, 0, 1))):
         raise ValueError("fallible labels must be -1, 0 or 1")
-    cell = np.where(fallible == -1, CELL_UNASSESSABLE,
+    cell = np.where(fallible == Code.UNASSESSABLE, CELL_UNASSESSABLE,
                     np.where(fallible == 1, CELL_RELEVANT, CELL_NOT_RELEVANT))
     C = 3
     if appealed is not None:
@@ -187,7 +188,7 @@ def build_counts(population: Sequence[int], patterns: np.ndarray, doc_stratum: n
     relevant = np.zeros_like(first)
     second[:, CELL_UNASSESSABLE, :] = first[:, CELL_UNASSESSABLE, :]
     adj = (true != NOT_ADJUDICATED) & (fallible >= 0)
-    lost = adj & (true == -1)
+    lost = adj & (true == Code.UNASSESSABLE)
     if lost.any():
         notes.append(f"{int(lost.sum())} adjudicated document(s) judged unassessable by the "
                      "authority were left out of their cell's subsample (missing at random)")

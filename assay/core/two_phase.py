@@ -38,7 +38,7 @@ import numpy as np
 
 from assay.core.intervals import normal_interval
 from assay.core.totals import two_phase_total
-from assay.core.types import Estimate
+from assay.core.types import Code, Estimate
 
 __all__ = ["SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
            "interval", "mean_over_topics", "CELL_UNASSESSABLE", "CELL_NOT_RELEVANT",
@@ -237,7 +237,8 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
         rel = np.asarray(sc.relevant)[l].sum(axis=-1)
         strata.append({"stratum": name, "size": int(sc.population[l]),
                        "assessed": int(first.sum()),
-                       "unassessable": int(first[np.asarray(sc.fallible) == -1].sum()),
+                       "unassessable": int(first[np.asarray(sc.fallible)
+                                                 == Code.UNASSESSABLE].sum()),
                        "known_true_label": int(second[np.asarray(sc.assessable, bool)].sum()),
                        "known_relevant": int(rel.sum()),
                        "yield": float(r["stratum_yield"][l]),

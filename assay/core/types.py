@@ -32,6 +32,19 @@ class Kind(str, Enum):
     INCLUSION = "inclusion"      # first-order inclusion probability π (without replacement)
 
 
+class Code(IntEnum):
+    """Codes that stand beside 0/1 in the label arrays of the two-phase estimators (TREC qrels
+    write an unassessable document as −1). They are array encodings only: the label store keeps
+    judgments and statuses apart (:mod:`assay.labels.schema`), never a code as a label value.
+
+    >>> int(Code.UNASSESSABLE), int(Code.NOT_ADJUDICATED)
+    (-1, -2)
+    """
+
+    UNASSESSABLE = -1        # the assessor could not judge the document
+    NOT_ADJUDICATED = -2     # no second-phase (authoritative) label was sought
+
+
 class Phase(IntEnum):
     """First-phase draw, or a second-phase (sub)sample of first-phase draws (double sampling)."""
 
@@ -129,4 +142,4 @@ class Estimate:
         return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
-__all__ = ["Draw", "Draws", "Estimate", "Kind", "Phase"]
+__all__ = ["Code", "Draw", "Draws", "Estimate", "Kind", "Phase"]

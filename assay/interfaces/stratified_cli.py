@@ -17,6 +17,7 @@ import numpy as np
 import typer
 
 from assay.core.allocation import allocate_by_rule
+from assay.core.types import Code
 from assay.stratified.design import draw_sample, stratify_by_labels, stratify_by_runs
 from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
                               draw_adjudication, error_rates)
@@ -358,7 +359,7 @@ def estimate_cmd(ctx: typer.Context,
                 if d not in pos:
                     raise AssayInputError(f"{adjudication_sample}:{ar.line}: docno {d!r} (topic "
                                      f"{topic}) is not in the sample {sample}")
-                if fal[pos[d]] == -1:
+                if fal[pos[d]] == Code.UNASSESSABLE:
                     raise AssayInputError(f"{adjudication_sample}:{ar.line}: docno {d!r} was "
                                      "assessed unassessable; expected only assessable documents")
                 if d not in aq:
