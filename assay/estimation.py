@@ -67,7 +67,8 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
     out = {}
     for name, a in alphas.items():
         n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
-        out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp)
+        out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
+                               domain_size=pool_pred.sum(axis=0))
     return out
 
 
@@ -104,7 +105,7 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
-                              model=model)
+                              model=model, domain_size=int(predictions.sum()))
     return out
 
 

@@ -60,18 +60,31 @@ def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float
 
 def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
                    interval: str = "auto", n_fail: int | None = None,
-                   n_success: int | None = None) -> tuple[float, float, str, float]:
+                   n_success: int | None = None, sampled_fraction: float = 0.0
+                   ) -> tuple[float, float, str, float]:
     """Interval for a ratio in [0, 1] from its linearised variance (module docstring).
 
     ``n_domain``: distinct labelled items in the denominator, of which ``n_success`` in the
-    numerator and ``n_fail`` not (None: not checked). Returns (low, high, method, n_eff).
+    numerator and ``n_fail`` not (None: not checked). ``sampled_fraction`` f: the share of the
+    denominator's items that are labelled, where it is known exactly (e.g. the predicted
+    positives for precision; 0 when unknown): a census (f = 1 with zero variance: every item
+    the ratio counts is labelled) gives the estimate itself as the interval (method
+    ``census``). Below a census the exact fallback keeps n* ≤ n: capping at the
+    finite-population effective size n/(1 − f) was tried and undercovers near a census
+    (0.93 at 55 of 60 items, 0.90 at 59 of 60: Clopper–Pearson at a large effective size
+    ignores that the few unlabelled items move the ratio in steps of 1/N). Returns (low, high,
+    method, n_eff).
 
     >>> lo, hi, method, n_eff = ratio_interval(0.5, 0.0025, 100, 0.95, n_fail=50, n_success=50)
     >>> method, round(lo, 3), round(hi, 3), round(n_eff)
     ('delta', 0.402, 0.598, 100)
     >>> ratio_interval(1.0, 0.0, 3, 0.95)[2]
     'exact'
+    >>> ratio_interval(0.4444, 0.0, 62, 0.95, sampled_fraction=1.0)
+    (0.4444, 0.4444, 'census', inf)
     """
+    if sampled_fraction >= 1.0 and (var == 0.0 or not math.isfinite(var)):
+        return r, r, "census", math.inf
     z = z_value(confidence)
     if var > 0.0 and 0.0 < r < 1.0 and math.isfinite(var):
         n_eff = r * (1.0 - r) / var

@@ -73,12 +73,17 @@ def _check(alpha: float, confidence: float) -> None:
 def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
                confidence: float = 0.95, measure: str | None = None, interval: str = "auto",
                n_domain: np.ndarray | None = None, n_success: np.ndarray | None = None,
-               why_design: str = "") -> list[Estimate]:
+               why_design: str = "", domain_size: np.ndarray | None = None) -> list[Estimate]:
     """Design-based F_α (module docstring) of every system: ``predictions`` is (n,) or (n, m),
     aligned with ``labels`` and the sample's draws. ``n_domain[j]``: distinct labelled items
     with x_i > 0 for system j, ``n_success[j]`` of those with y_i = 1 (default: counts over
-    draws); ``why_design``: a note saying why a model-based estimate gave way to this one.
-    Returns one :class:`Estimate` per system.
+    draws); ``why_design``: a note saying why a model-based estimate gave way to this one;
+    ``domain_size[j]``: system j's predicted positives in the pool, known exactly: precision's
+    interval is then cut to what the labels make certain, [TP_seen, TP_seen + unlabelled
+    PP] / PP (a set that always holds the truth, so the cut keeps the coverage), and labelling
+    every predicted positive is a census. A census (every stratum labelled in full) is exact
+    for every measure. Returns one
+    :class:`Estimate` per system.
 
     >>> import numpy as np
     >>> from assay.core.totals import StratifiedSample
@@ -107,6 +112,15 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     z_lin = np.divide(y - r * x, x_tot, out=np.zeros_like(y), where=ok)
     _, var = sample.total(z_lin)
     unseen: dict[str, float] = {}
+    fraction = np.zeros(m)
+    if isinstance(sample, StratifiedSample):
+        if np.array_equal(sample.counts(), sample.sizes):
+            fraction[:] = 1.0                        # a census: every item labelled
+        elif domain_size is not None and alpha == 1.0:
+            size = np.broadcast_to(np.asarray(domain_size, dtype=np.float64), (m,))
+            fraction = np.divide(dom, size, out=np.zeros(m), where=size > 0)
+    known = (None if domain_size is None or alpha != 1.0 or n_domain is None or n_success is None
+             else np.broadcast_to(np.asarray(domain_size, dtype=np.float64), (m,)))
     if isinstance(sample, StratifiedSample) and alpha < 1.0:
         unseen = unseen_positive_bound(sample, ell, confidence)
     out = []
@@ -117,9 +131,17 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
         rule = "auto" if interval == "design" else interval
         k = int(suc[j])
         lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), int(dom[j]),
-                                               confidence, rule, int(dom[j]) - k, k)
+                                               confidence, rule, int(dom[j]) - k, k,
+                                               float(fraction[j]))
+        if known is not None and known[j] > 0:
+            # precision: the truth lies in [TP_seen, TP_seen + unlabelled PP] / PP for certain,
+            # so cutting the interval to it keeps its coverage and drops what cannot be
+            lo = min(max(lo, k / known[j]), float(r[j]))
+            hi = max(min(hi, (k + known[j] - int(dom[j])) / known[j]), float(r[j]))
         se = math.sqrt(var[j]) if math.isfinite(var[j]) else None
-        exact_note = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
+        exact_note = ("census: every item the measure counts is labelled, so the estimate is "
+                      "exact" if method == "census"
+                      else f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
                       f"few successes or failures for the normal approximation ({k} of "
                       f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
                       "side" if method == "exact" else "")
@@ -131,7 +153,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
 def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
               confidence: float = 0.95, measure: str | None = None,
               interval: str = "auto", n_domain: int | None = None,
-              n_success: int | None = None, model: PredictiveModel | None = None) -> Estimate:
+              n_success: int | None = None, model: PredictiveModel | None = None,
+              domain_size: int | None = None) -> Estimate:
     """F_α of one system (seed 002, eqs. 1 and 3): the design-based estimate of
     :func:`f_measures`, or, given a ``model`` whose fit check passes (p ≥ ``FIT_LEVEL``), the
     model's estimate and interval with the design-based one beside it in ``extra``.
@@ -145,8 +168,9 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     """
     counts = (None if n_domain is None else np.array([n_domain]),
               None if n_success is None else np.array([n_success]))
+    size = None if domain_size is None else np.array([domain_size])
     design = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
-                        *counts)[0]
+                        *counts, domain_size=size)[0]
     if model is None or interval == "design" or not design.defined:
         return design
     res = model.predictive(alpha, confidence)
@@ -157,7 +181,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                   f"{res.fit.deviance:.1f} on {res.fit.df} df, p = {res.fit.p_value:.2g}): "
                   "design-based estimate and interval")
         return f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
-                          *counts, why_design=misfit)[0]
+                          *counts, why_design=misfit, domain_size=size)[0]
     return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,
                     design.std_error, confidence, "model", None, PREDICTIVE_NOTE,
                     {"design_estimate": design.estimate,

@@ -57,7 +57,8 @@ def test_fifty_systems_in_one_call_equal_fifty_single_calls(kind):
             ip = pred[items, j]
             one = f_measure(sample, labels, pred[draws.item, j], alpha, 0.95, name, "auto",
                             int(np.count_nonzero(alpha * ip + (1 - alpha) * ilab > 0)),
-                            int(np.count_nonzero(ip * ilab > 0)))
+                            int(np.count_nonzero(ip * ilab > 0)),
+                            domain_size=int(pred[:, j].sum()))
             got = many[name][j]
             assert got.method == one.method and got.note == one.note
             for a, b in ((got.estimate, one.estimate), (got.ci_low, one.ci_low),
