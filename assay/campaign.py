@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -31,7 +32,8 @@ from assay.designs.settings import DesignSettings
 from assay.errors import AssayInputError
 from assay.estimation import estimate_all
 from assay.formats.pool import Pool
-from assay.labels.store import Judgment, LabelStore, Role, Status, StoredDraw
+from assay.labels.store import (Judgment, LabelStore, Role, Status, StoredDraw,
+                                claim_token)
 
 MAX_DRAWS_PER_LABEL = 1000
 MAX_SEED = 2**63 - 1
@@ -124,6 +126,8 @@ class Campaign:
         self.target = min(self.budget, pool.size)
         self.notes: list[str] = []
         self.observer: Callable[["Campaign"], None] | None = None   # called after each draw
+        self.token = claim_token()
+        self.poll_seconds = 0.02
         self.known = _Judgments(store, dataset)
         self.collected = Collected()
         self.new = self.reused = self.votes = self.disagreements = 0
@@ -257,9 +261,32 @@ class Campaign:
             known = self.collected.labelled.get(d.index)
             res = known if known is not None else self._resolve(key)
             if isinstance(res, str):
-                return [ItemRequest(d.index, key, res, d)]
+                if self._claim(key, res):
+                    return [ItemRequest(d.index, key, res, d)]
+                continue
             self._pending = None
             self._accept(d, key, res)
+
+    def _claim(self, key: str, who: str) -> bool:
+        """True when this campaign may ask ``who`` about ``key``; False when the store already
+        holds an entry (judged by another process meanwhile: use it). Waits while another live
+        process has the item pending, so no item is asked twice."""
+        if self.store is None:
+            return True
+        while True:
+            got = self.store.claim(self.dataset, key, who, self.token)
+            if got is None:
+                return True
+            if got.status != Status.PENDING:
+                self.known.of(who)[key] = got
+                return False
+            time.sleep(self.poll_seconds)
+
+    def close(self) -> None:
+        """Write the draws not yet stored and drop this campaign's unanswered claims."""
+        self.flush()
+        if self.store is not None:
+            self.store.release(self.dataset, self.token)
 
     def _next_draw(self) -> Draw | None:
         d = self.design.draw()

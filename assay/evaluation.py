@@ -194,19 +194,10 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                 progress(n, budget, est)
 
     camp.observer = observe
-    while True:
-        reqs = camp.next_items(1)
-        if not reqs:
-            break
-        r = reqs[0]
-        v = by_name[r.annotator].label(r.index, r.key)
-        if v == UNDO:
-            camp.record([Undo(r.annotator)])
-        elif v == SKIP:
-            camp.record([Judgment(r.key, r.annotator, None, Status.SKIPPED)])
-        else:
-            camp.record([Judgment(r.key, r.annotator, int(v))])
-    camp.flush()
+    try:
+        _drive(camp, by_name)
+    finally:
+        camp.close()
     collected = camp.collected
     est = camp.estimate()
     if name == "importance" and pool.probability is None:
@@ -237,6 +228,23 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                             draw_labels=collected.labels, new_labels=camp.new,
                             reused_labels=camp.reused, strata=camp.design.strata_table(),
                             pool_source=pool.source, annotator=camp.annotator)
+
+
+def _drive(camp: Campaign, sources: dict[str, LabelSource]) -> None:
+    """Ask each requested item of its annotator's source and record the answer (a value, a
+    skip, or an undo) until the campaign is done."""
+    while True:
+        reqs = camp.next_items(1)
+        if not reqs:
+            return
+        r = reqs[0]
+        v = sources[r.annotator].label(r.index, r.key)
+        if v == UNDO:
+            camp.record([Undo(r.annotator)])
+        elif v == SKIP:
+            camp.record([Judgment(r.key, r.annotator, None, Status.SKIPPED)])
+        else:
+            camp.record([Judgment(r.key, r.annotator, int(v))])
 
 
 def check_conflicts(store: LabelStore, dataset: str, pool: Pool, members: list[LabelSource],

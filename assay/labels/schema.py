@@ -76,6 +76,7 @@ judgments_table = Table(
     Column("role", String(16), nullable=False),
     Column("value", SmallInteger, nullable=True),
     Column("status", String(16), nullable=False),
+    Column("claim", String(80), nullable=True),          # who asks a pending item
     Column("created_at", DateTime, nullable=False),
     UniqueConstraint("dataset", "item", "annotator", name="uq_judgment_item_annotator"),
     CheckConstraint(f"role IN ({_values(Role)})", name="ck_judgment_role"),

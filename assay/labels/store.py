@@ -30,6 +30,7 @@ from assay.labels.schema import (NAME_LENGTH, Role, Status, datasets_table, draw
                                  ensure_schema, judgments_table, now, runs_table)
 
 SQLITE_BUSY_SECONDS = 120
+CLAIM_SECONDS = 3600.0          # a pending claim older than this is taken over
 T = TypeVar("T")
 
 
@@ -125,6 +126,30 @@ def _store_errors(fn: Callable[..., T]) -> Callable[..., T]:
             detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
             raise StoreError(redact(str(self.location)), f"label store error: {detail}") from None
     return wrapper
+
+
+def claim_token() -> str:
+    """This process's claim token: host, process id and a random suffix."""
+    import os
+    import socket
+    import uuid
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _claim_dead(token: str | None) -> bool:
+    """True when ``token``'s process ran on this host and is gone."""
+    import os
+    import socket
+    try:
+        host, pid, _ = str(token).rsplit(":", 2)
+        if host != socket.gethostname()[:40]:
+            return False
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, PermissionError, OSError):
+        return False
+    return False
 
 
 def _check_name(what: str, name: str) -> None:
@@ -230,12 +255,13 @@ class LabelStore:
         t = judgments_table
         with self.engine.begin() as conn:
             if rows:
-                stmt = self._insert(t, ignore=not replace)
-                if replace:
-                    stmt = stmt.on_conflict_do_update(
-                        index_elements=["dataset", "item", "annotator"],
-                        set_={"value": stmt.excluded.value, "status": stmt.excluded.status,
-                              "role": stmt.excluded.role, "created_at": stmt.excluded.created_at})
+                stmt = self._insert(t, ignore=False)
+                stmt = stmt.on_conflict_do_update(
+                    index_elements=["dataset", "item", "annotator"],
+                    set_={"value": stmt.excluded.value, "status": stmt.excluded.status,
+                          "role": stmt.excluded.role, "created_at": stmt.excluded.created_at,
+                          "claim": None},
+                    where=None if replace else t.c.status == Status.PENDING.value)
                 conn.execute(stmt, rows)
             self._insert_draws(conn, draws)
             out: dict[tuple[str, str], Judgment] = {}
@@ -250,6 +276,40 @@ class LabelStore:
                                                       else int(r.value), Status(r.status),
                                                       Role(r.role))
         return out
+
+    @_store_errors
+    def claim(self, dataset: str, item: str, annotator: str, token: str,
+              stale_after: float = CLAIM_SECONDS) -> Judgment | None:
+        """Claim the right to ask ``annotator`` about ``item`` (a *pending* entry carrying
+        ``token``). Returns None when the claim is this caller's (go and ask), else what the
+        store holds: a judgment or status to use, or another live claim's pending entry (wait).
+        A claim whose process is gone (same host) or older than ``stale_after`` is taken over."""
+        t = judgments_table
+        key = (t.c.dataset == dataset) & (t.c.item == item) & (t.c.annotator == annotator)
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t).values(
+                dataset=dataset, item=item, annotator=annotator, role=Role.ASSESSOR.value,
+                value=None, status=Status.PENDING.value, claim=token, created_at=now()))
+            row = conn.execute(select(t).where(key)).one()
+            if row.status != Status.PENDING.value:
+                return Judgment(row.item, annotator, None if row.value is None else
+                                int(row.value), Status(row.status), Role(row.role))
+            if row.claim == token:
+                return None
+            age = (now() - row.created_at).total_seconds()
+            if _claim_dead(row.claim) or age > stale_after:
+                conn.execute(update(t).where(key & (t.c.claim == row.claim))
+                             .values(claim=token, created_at=now()))
+                return None
+        return Judgment(item, annotator, None, Status.PENDING)
+
+    @_store_errors
+    def release(self, dataset: str, token: str) -> None:
+        """Drop the pending claims of ``token`` (a campaign that stops without answering)."""
+        t = judgments_table
+        with self.engine.begin() as conn:
+            conn.execute(delete(t).where((t.c.dataset == dataset) & (t.c.claim == token)
+                                         & (t.c.status == Status.PENDING.value)))
 
     @_store_errors
     def withdraw(self, dataset: str, item: str, annotator: str) -> None:
