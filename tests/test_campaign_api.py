@@ -1,0 +1,62 @@
+"""The campaign step API (issue 9 point 6): next_items → record → estimate, with and without a
+store; recording twice is a no-op; skip and undo go through record; the caller's label source is
+never touched."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from assay.campaign import Campaign, Undo
+from assay.designs.settings import StratifiedSettings
+from assay.evaluation import evaluate
+from assay.formats.pool import load_pool
+from assay.labels.store import Judgment, LabelStore, Status
+
+
+def _pool(n: int = 1500):
+    rng = np.random.default_rng(2)
+    score = rng.normal(size=n)
+    label = (rng.random(n) < 1 / (1 + np.exp(-(3 * score - 3)))).astype(int)
+    df = pd.DataFrame({"id": [f"i{i}" for i in range(n)], "score": score,
+                       "prediction": (score > 1).astype(int)})
+    return load_pool(df), label, df
+
+
+def test_step_api_matches_evaluate_and_recording_twice_is_a_no_op(tmp_path):
+    pool, label, df = _pool()
+    store = LabelStore(tmp_path / "c.db")
+    camp = Campaign.open(store, pool, StratifiedSettings(), 3, "d", "gold", 120)
+    steps = 0
+    while True:
+        reqs = camp.next_items(4)
+        if not reqs:
+            break
+        assert len(reqs) == 1 and reqs[0].annotator == "gold" and reqs[0].draw.probability > 0
+        j = Judgment(reqs[0].key, "gold", int(label[reqs[0].index]))
+        camp.record([j])
+        camp.record([j])                         # idempotent
+        steps += 1
+    camp.close()
+    assert steps == 120 and camp.new == 120 and camp.collected.distinct == 120
+    ref = evaluate(df, dict(zip(df["id"], label)), design="stratified", budget=120, seed=3)
+    assert {k: e.to_dict() for k, e in camp.estimate().items()} == \
+        {k: e.to_dict() for k, e in ref.estimates.items()}
+    assert len(store.labels("d", "gold")) == 120
+
+
+def test_skip_and_undo_go_through_record():
+    pool, label, _ = _pool(300)
+    camp = Campaign.open(None, pool, StratifiedSettings(n_strata=5), 1, "d", "ann", 6)
+    first = camp.next_items()[0]
+    camp.record([Judgment(first.key, "ann", 1)])
+    second = camp.next_items()[0]
+    camp.record([Undo("ann")])                   # take back the first answer
+    again = camp.next_items()[0]
+    assert again.key == first.key
+    camp.record([Judgment(first.key, "ann", 0)])
+    assert camp.next_items()[0].key == second.key
+    camp.record([Judgment(second.key, "ann", None, Status.SKIPPED)])
+    while reqs := camp.next_items():
+        camp.record([Judgment(reqs[0].key, "ann", 0)])
+    assert camp.collected.distinct == 6 and pool.index_of(second.key) in camp.collected.skipped
+    assert camp.collected.labelled[pool.index_of(first.key)] == 0
