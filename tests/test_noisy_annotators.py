@@ -131,6 +131,7 @@ def noisy_runs():
     return truth, majority, pred, runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure,alpha", [("precision", 1.0), ("recall", 0.0), ("f1", 0.5)])
 def test_estimates_target_the_majority_label(noisy_runs, measure, alpha):
     """The majority errs far less than one annotator, but it is not the truth: the estimate is
