@@ -301,7 +301,9 @@ def estimate_cmd(ctx: typer.Context,
                  runs: List[Path] = typer.Option(..., "--runs", help="TREC run file(s)"),
                  collection: Path = typer.Option(..., "--collection"),
                  sample: Path = typer.Option(..., "--sample"),
-                 assessments: Path = typer.Option(..., "--assessments"),
+                 assessments: Optional[Path] = typer.Option(
+                     None, "--assessments", help="Fallible qrels (optional with a --store "
+                                                 "that holds them)"),
                  adjudication_sample: Optional[Path] = typer.Option(None,
                                                                     "--adjudication-sample"),
                  adjudications: Optional[Path] = typer.Option(None, "--adjudications"),
@@ -310,10 +312,23 @@ def estimate_cmd(ctx: typer.Context,
                  appeals: Optional[Path] = typer.Option(
                      None, "--appeals", help="Appealed documents 'topic docno' (sub-strata)"),
                  json_out: Path = typer.Option(..., "--json", help="JSON report to write"),
+                 store: Optional[str] = typer.Option(
+                     None, "--store", help="Label store (SQLite path or SQLAlchemy URL): "
+                                           "assessments and adjudications are kept there as "
+                                           "judgments and reused"),
+                 dataset: str = typer.Option("trec", "--dataset", help="Dataset in the store"),
+                 assessor: str = typer.Option("assessor", "--assessor",
+                                              help="Whose assessments these are"),
+                 adjudicator: str = typer.Option("adjudicator", "--adjudicator",
+                                                 help="Whose adjudications these are"),
+                 replace_stored: bool = typer.Option(False, "--replace-stored",
+                                                     help="Files overwrite stored judgments"),
                  ) -> None:
     """Estimate yield and each run's recall, precision and F1 with CIs."""
-    if (adjudication_sample is None) != (adjudications is None):
-        raise AssayInputError("--adjudication-sample and --adjudications go together")
+    if adjudications is not None and adjudication_sample is None or (
+            adjudication_sample is not None and adjudications is None and store is None):
+        raise AssayInputError("--adjudication-sample and --adjudications go together (without "
+                              "--adjudications, the adjudications must be in the --store)")
     if not 0 < confidence < 1:
         raise AssayInputError(f"--confidence: expected a number in (0, 1), got {confidence}")
     if interval_method not in ("logit", "wald"):
@@ -327,13 +342,20 @@ def estimate_cmd(ctx: typer.Context,
     if single is None and not _has_topic_column(sample):
         raise AssayInputError(f"{sample}: no topic column but the runs have several topics")
     rows_all = read_sample(sample, default_topic=single)
-    qrels, _ = read_qrels(assessments)
+    if assessments is None and store is None:
+        raise AssayInputError("--assessments: missing (or give a --store that holds them)")
+    file_qrels = read_qrels(assessments)[0] if assessments is not None else {}
     adj_rows: dict[str, dict[str, SampleRow]] = defaultdict(dict)
     adj_q: dict = {}
     if adjudication_sample is not None:
         for r in read_sample(adjudication_sample, default_topic=single):
             adj_rows[r.topic][r.docno] = r
-        adj_q, _ = read_qrels(adjudications)
+        adj_q = read_qrels(adjudications)[0] if adjudications is not None else {}
+    qrels = file_qrels
+    if store is not None:
+        qrels, adj_q = _through_store(store, dataset, assessor, adjudicator, replace_stored,
+                                      file_qrels, assessments, rows_all, adj_q, adjudications,
+                                      adj_rows)
     appealed = _read_appeals(appeals)
     topics_out: dict[str, dict] = {}
     ds_list, nv_list = [], []
@@ -344,7 +366,8 @@ def estimate_cmd(ctx: typer.Context,
                 raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is not in the "
                                  f"collection {collection}")
         names, M, s = _strata_of(rows, sample)
-        fal = _fallible(rows, qrels, topic, sample, assessments)
+        fal = _fallible(rows, qrels, topic, sample,
+                        assessments if assessments is not None else f"the store {store}")
         by_run = rs.returned.get(topic, {})
         bits = np.array([[r.docno in by_run.get(k, set()) for k in rs.order] for r in rows])
         _check_patterns(rows, bits, names, sample, rs.order)
@@ -378,7 +401,7 @@ def estimate_cmd(ctx: typer.Context,
         ds = estimate(sc, confidence, interval_method)
         ds = TopicEstimate(ds.yield_, ds.unassessable_share, ds.runs, ds.strata,
                            tuple(notes) + ds.notes)
-        ignored = len(set(qrels.get(topic, {})) - {r.docno for r in rows})
+        ignored = len(set(file_qrels.get(topic, {})) - {r.docno for r in rows})
         rep = _report(ds, nv)
         if adjudication_sample is not None:
             rates = {e.stratum: e.to_dict() for e in error_rates(sc)}
@@ -406,6 +429,28 @@ def estimate_cmd(ctx: typer.Context,
     result["double_sampling"] = adjudication_sample is not None
     atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
     typer.echo(f"wrote {json_out}", err=True)
+
+
+def _through_store(store: str, dataset: str, assessor: str, adjudicator: str, replace: bool,
+                   qrels: dict, assessments: Optional[Path], rows: list[SampleRow],
+                   adj_q: dict, adjudications: Optional[Path],
+                   adj_rows: dict[str, dict[str, SampleRow]]) -> tuple[dict, dict]:
+    """Record the files' judgments of the sampled documents in the label store (assessor and
+    adjudicator roles) and read back everything stored: the store is the estimate's source."""
+    from assay.labels.schema import Role
+    from assay.labels.store import LabelStore
+    from assay.stratified.judgments import record_qrels, stored_qrels
+    st = LabelStore(store)
+    try:
+        if assessments is not None:
+            record_qrels(st, dataset, qrels, [(r.topic, r.docno) for r in rows], assessor,
+                         Role.ASSESSOR, str(assessments), replace)
+        if adjudications is not None:
+            record_qrels(st, dataset, adj_q, [(t, d) for t, ds in adj_rows.items() for d in ds],
+                         adjudicator, Role.ADJUDICATOR, str(adjudications), replace)
+        return stored_qrels(st, dataset, assessor), stored_qrels(st, dataset, adjudicator)
+    finally:
+        st.close()
 
 
 def _check_patterns(rows, bits, names, sample, order) -> None:
