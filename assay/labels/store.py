@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
+import numpy as np
 from sqlalchemy import create_engine, delete, event, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
+from assay.core.vote import NO_LABEL, Tie, majority
 from assay.errors import AssayError, StoreError, redact
 from assay.labels.schema import (NAME_LENGTH, Role, Status, datasets_table, draws_table,
                                  ensure_schema, judgments_table, now, runs_table)
@@ -228,10 +230,13 @@ class LabelStore:
         rows = [j for j in self.judgments(dataset, annotator) if j.status == Status.JUDGED]
         if annotator is not None:
             return {j.item: int(j.value) for j in rows}  # type: ignore[arg-type]
-        votes: dict[str, list[int]] = {}
+        items = sorted({j.item for j in rows})
+        where = {k: i for i, k in enumerate(items)}
+        ones, zeros = np.zeros(len(items), np.int64), np.zeros(len(items), np.int64)
         for j in rows:
-            votes.setdefault(j.item, []).append(int(j.value))  # type: ignore[arg-type]
-        return {k: int(2 * sum(v) > len(v)) for k, v in votes.items() if 2 * sum(v) != len(v)}
+            (ones if j.value else zeros)[where[j.item]] += 1
+        label = majority(ones, zeros, tie=Tie.ABSTAIN)
+        return {k: int(v) for k, v in zip(items, label) if v != NO_LABEL}
 
     def statuses(self, dataset: str, annotator: str) -> dict[str, Status]:
         """Items of ``annotator`` with a status and no value (skipped, unassessable, pending)."""
