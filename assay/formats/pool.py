@@ -8,6 +8,7 @@ error names the file, the first bad row and what was expected.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -85,11 +86,17 @@ class Pool:
         return out
 
 
+TEXT_SEPARATORS = {".csv": ",", ".txt": ",", ".tsv": "\t"}
+_SEPARATOR_NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
+
+
 def read_table(source: Any, what: str = "pool") -> tuple[pd.DataFrame, str, str]:
     """Read a Parquet/CSV/TSV path, a DataFrame or an Arrow table.
 
     Returns the frame, a name for messages, and how rows are counted (``"line"`` for text files,
-    where the header is line 1, else ``"row"``).
+    where the header is line 1, else ``"row"``). Every cell of a CSV/TSV file is read as the
+    text written there (``007``, ``1.10``, ``NA`` and ``TRUE`` stay as they are; an empty cell
+    is ``""``): ids are never type-guessed, and numeric columns are parsed by their validators.
     """
     if isinstance(source, pd.DataFrame):
         return source.reset_index(drop=True), f"<{what} DataFrame>", "row"
@@ -106,22 +113,72 @@ def read_table(source: Any, what: str = "pool") -> tuple[pd.DataFrame, str, str]
     name = str(path)
     if not path.exists():
         raise AssayInputError(name, "file not found")
+    if path.is_dir():
+        raise AssayInputError(name, "is a folder", expected="a Parquet/CSV/TSV file")
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path), name, "row"
-        if suffix in (".csv", ".tsv", ".txt"):
-            sep = "\t" if suffix == ".tsv" else ","
-            return pd.read_csv(path, sep=sep, dtype_backend="numpy_nullable"), name, "line"
+        if suffix in TEXT_SEPARATORS:
+            return read_text_table(path, TEXT_SEPARATORS[suffix]), name, "line"
+    except AssayInputError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise AssayInputError(name, f"is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                                    f"offset {exc.start})",
+                              expected="a UTF-8 CSV/TSV file or Parquet") from None
+    except pd.errors.EmptyDataError:
+        raise AssayInputError(name, "the file is empty", expected="a header line") from None
     except Exception as exc:  # noqa: BLE001 - re-raised as a user error naming the file
-        raise AssayInputError(name, f"cannot be read: {exc}") from None
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise AssayInputError(name, f"cannot be read: {detail}") from None
     raise AssayInputError(name, f"unknown file type {suffix!r}",
                           expected=".parquet, .csv or .tsv")
 
 
+def read_text_table(path: Path, sep: str) -> pd.DataFrame:
+    """A CSV/TSV file as text cells; the first line names the columns (a missing last field
+    is an empty cell). A row with more fields than the header, a repeated column name or a file that looks delimited by
+    another character is an error naming the file (and line)."""
+    try:
+        raw = pd.read_csv(path, sep=sep, header=None, dtype=str, keep_default_na=False,
+                          na_filter=False, encoding="utf-8-sig")
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if m is None:
+            raise
+        raise AssayInputError(str(path), f"{m[3]} fields where the header has {m[1]}",
+                              where=f"line {m[2]}", expected="one value per column") from None
+    header = [str(c) for c in raw.iloc[0].tolist()]
+    name = str(path)
+    if len(header) == 1:
+        other = [s for s in _SEPARATOR_NAMES if s != sep and s in header[0]]
+        if other:
+            raise AssayInputError(name, f"looks {_SEPARATOR_NAMES[other[0]]}-delimited",
+                                  expected="commas between the columns of a .csv file, tabs "
+                                           "in a .tsv file")
+    seen = set()
+    for c in header:
+        if c in seen:
+            raise AssayInputError(name, f"column {c!r} appears twice in the header",
+                                  where="line 1", expected="distinct column names")
+        seen.add(c)
+    df = raw.iloc[1:].reset_index(drop=True)
+    df.columns = header
+    return df
+
+
 def shown(value: Any) -> str:
-    """A cell value as a user wrote it (numpy scalars unwrapped)."""
-    return repr(value.item() if hasattr(value, "item") else value)
+    """A cell value as a user wrote it (numpy scalars unwrapped; a number read as text is
+    shown unquoted, other text quoted)."""
+    v = value.item() if hasattr(value, "item") else value
+    if isinstance(v, str):
+        try:
+            float(v)
+            return v
+        except ValueError:
+            return repr(v)
+    return repr(v)
 
 
 def where(kind: str, row: int) -> str:
@@ -133,6 +190,12 @@ def resolve_id_columns(df: pd.DataFrame, name: str,
                        id_columns: Sequence[str] | None) -> list[str]:
     if id_columns:
         missing = [c for c in id_columns if c not in df.columns]
+        joined = [c for c in missing if "," in c]
+        if joined:
+            parts = [p.strip() for p in joined[0].split(",")]
+            raise AssayInputError(name, f"no id column {joined[0]!r}",
+                                  expected="one column per --id; to name several, repeat the "
+                                           "flag: " + " ".join(f"--id {p}" for p in parts))
         if missing:
             raise AssayInputError(name, f"missing id column(s) {missing}",
                                   expected=f"columns among {list(df.columns)}")
@@ -145,13 +208,17 @@ def resolve_id_columns(df: pd.DataFrame, name: str,
                                    "(or name the id columns with --id)")
 
 
-def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str) -> None:
+def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str,
+              unique: bool = True) -> None:
+    """Every row has an id (not missing, not blank) and, with ``unique``, a distinct one."""
     ids = df[cols]
-    null = ids.isna().any(axis=1).to_numpy()
+    null = (ids.isna() | ids.apply(lambda c: c.map(_blank))).any(axis=1).to_numpy()
     if null.any():
         r = int(np.flatnonzero(null)[0])
         raise AssayInputError(name, f"empty id in column(s) {cols}", where=where(kind, r),
                               expected="every item to have an id")
+    if not unique:
+        return
     dup = ids.duplicated(keep="first").to_numpy()
     if dup.any():
         r = int(np.flatnonzero(dup)[0])
@@ -161,13 +228,48 @@ def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str) -> None:
                               where=where(kind, r), expected="each id once")
 
 
+def _blank(v: Any) -> bool:
+    return isinstance(v, str) and not v.strip()
+
+
+def id_text(col: pd.Series, like: pd.Series | None = None) -> pd.Series:
+    """Ids as the text that identifies them: numbers in their canonical form (integers without
+    ``.0``), text as written. With ``like`` (the pool's id column), text ids are first read as
+    that column's type when it is numeric, so the text ``68`` matches the integer 68.
+
+    >>> id_text(pd.Series([68, 7])).tolist(), id_text(pd.Series([68.0, 1.5])).tolist()
+    (['68', '7'], ['68', '1.5'])
+    >>> id_text(pd.Series(["068", "x"]), like=pd.Series([68])).tolist()
+    ['68', 'x']
+    >>> id_text(pd.Series(["007", "1.10"])).tolist()
+    ['007', '1.10']
+    """
+    if like is not None and _numeric(like) and not _numeric(col):
+        num = pd.to_numeric(col, errors="coerce")
+        text = col.astype(str)
+        return text.where(num.isna(), id_text(num.astype("float64"))).astype(object)
+    if _numeric(col):
+        vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        integral = np.isfinite(vals) & (np.floor(vals) == vals) & (np.abs(vals) < 2.0 ** 63)
+        if pd.api.types.is_integer_dtype(col.dtype):
+            return col.astype(str).astype(object)
+        out = [str(int(v)) if ok else str(v) for v, ok in zip(vals.tolist(), integral.tolist())]
+        return pd.Series(out, index=col.index, dtype=object)
+    return col.astype(str).astype(object)
+
+
+def _numeric(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+
+
 def binary_column(df: pd.DataFrame, col: str, name: str, kind: str) -> np.ndarray:
     """A 0/1 column as int8; the first value that is not 0/1 (or true/false) is an error."""
     raw = df[col]
     if raw.dtype == bool or str(raw.dtype) == "boolean":
         vals = raw.astype("float64")
     else:
-        vals = pd.to_numeric(raw, errors="coerce").astype("float64")
+        words = raw.map(lambda v: _TRUTH.get(v.strip().lower(), v) if isinstance(v, str) else v)
+        vals = pd.to_numeric(words, errors="coerce").astype("float64")
     arr = vals.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isin(arr, (0.0, 1.0))
     if bad.any():
@@ -175,6 +277,9 @@ def binary_column(df: pd.DataFrame, col: str, name: str, kind: str) -> np.ndarra
         raise AssayInputError(name, f"column '{col}' has value {shown(raw.iloc[r])}",
                               where=where(kind, r), expected="0 or 1")
     return arr.astype(np.int8)
+
+
+_TRUTH = {"true": "1", "false": "0"}
 
 
 def real_column(df: pd.DataFrame, col: str, name: str, kind: str,

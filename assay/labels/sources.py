@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from assay.errors import AssayInputError
-from assay.formats.pool import KEY_SEPARATOR, Pool, binary_column, check_ids, read_table, where
+from assay.formats.pool import (KEY_SEPARATOR, Pool, binary_column, check_ids, id_text,
+                                read_table, where)
 
 SKIP = -1
 UNDO = -2
@@ -162,27 +163,18 @@ def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
                     annotator: str = "gold") -> LabelSource:
     """Align a gold table (the pool's id columns, or ``id``, plus ``label``) with the pool.
 
-    With an ``annotator`` column an item may have several labels, one per annotator: they
-    become a :class:`Panel` whose majority is the label."""
+    Ids match as text: a CSV id is the text written there (``007`` is not ``7``); a numeric
+    id, in the pool or the gold file, is its canonical text (``68``, not ``68.0``), and text
+    ids are read as numbers when the pool's ids are numbers (:func:`id_text`). A gold file
+    sharing no id with the pool is an error. With an ``annotator`` column an item may have
+    several labels, one per annotator: they become a :class:`Panel` whose majority is the
+    label."""
+    if len(df) == 0:
+        raise AssayInputError(name, "no labels", expected="a row per labelled item")
     cols = [c for c in (pool.id_columns if all(c in df.columns for c in pool.id_columns)
                         else ["id"]) if c in df.columns]
     if "annotator" in df.columns and "label" in df.columns and cols:
-        names = df["annotator"].astype(str)
-        dup = df.assign(annotator=names).duplicated(cols + ["annotator"], keep="first")
-        if dup.any():
-            row = int(np.flatnonzero(dup.to_numpy())[0])
-            raise AssayInputError(name, f"{where(kind, row)}: item labelled twice by annotator "
-                                  f"{names.iloc[row]!r}", expected="one label per item and "
-                                  "annotator")
-        binary_column(df, "label", name, kind)   # row numbers of the whole file in errors
-        members = [gold_from_frame(df.loc[names == who].drop(columns=["annotator"]), name, kind,
-                                   pool, who) for who in sorted(names.unique())]
-        if len(members) == 1:       # one annotator: a gold file like any other
-            return members[0]
-        for m in members:           # a panel member who did not label an item abstains
-            assert isinstance(m, ArrayLabels)
-            m.missing_skips = True
-        return Panel(members)
+        return _panel_from_frame(df, name, kind, pool, cols)
     if "label" not in df.columns:
         raise AssayInputError(name, "missing column 'label'",
                               expected=f"columns {pool.id_columns + ['label']} or ['id', 'label']")
@@ -190,26 +182,58 @@ def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
     if not all(c in df.columns for c in cols):
         if "id" in df.columns and len(cols) == 1:
             df = df.rename(columns={"id": cols[0]})
-        elif "id" in df.columns:
-            df = df.assign(**{"__key": df["id"].astype(str)})
-        else:
+        elif "id" not in df.columns:
             raise AssayInputError(name, f"missing id column(s) {cols}",
                                   expected=f"the pool's id columns {cols} or 'id'")
     lab = binary_column(df, "label", name, kind)
-    if "__key" in df.columns:
-        keys = df["__key"].tolist()
-        left = pd.DataFrame({"__key": pool.keys()})
-        right = pd.DataFrame({"__key": keys, "__label": lab})
-        on = ["__key"]
-        check_ids(right, on, name, kind)
-    else:
-        check_ids(df, cols, name, kind)
-        left = pool.ids.astype(str)
-        right = df[cols].astype(str).assign(__label=lab)
+    if all(c in df.columns for c in cols):
         on = cols
-    merged = left.merge(right, how="left", on=on, sort=False)
+        right = pd.DataFrame({c: id_text(df[c], like=pool.ids[c]) for c in cols})
+        left = pd.DataFrame({c: id_text(pool.ids[c]) for c in cols})
+    else:                        # one 'id' column for several pool id columns: tab-joined keys
+        on = ["__key"]
+        right = pd.DataFrame({"__key": id_text(df["id"])})
+        parts = [id_text(pool.ids[c]).tolist() for c in cols]
+        left = pd.DataFrame({"__key": [KEY_SEPARATOR.join(t) for t in zip(*parts)]})
+    check_ids(right, on, name, kind)
+    merged = left.merge(right.assign(__label=lab), how="left", on=on, sort=False)
     values = merged["__label"].fillna(-1).to_numpy().astype(np.int8)
+    if not (values >= 0).any():
+        raise AssayInputError(name, f"none of its {len(df)} ids is an id of the pool "
+                              f"{pool.source} (its first: {right[on].iloc[0].tolist()}, the "
+                              f"pool's first: {left[on].iloc[0].tolist()})",
+                              expected="the pool's ids, written the same way")
     return ArrayLabels(values=values, annotator=annotator, source=name)
+
+
+def _panel_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
+                      cols: list[str]) -> LabelSource:
+    """A gold table with an ``annotator`` column: one member per annotator (a single annotator
+    is a plain gold file whose missing labels are errors)."""
+    blank = df["annotator"].isna() | df["annotator"].map(lambda v: not str(v).strip())
+    if blank.any():
+        row = int(np.flatnonzero(blank.to_numpy())[0])
+        raise AssayInputError(name, "empty annotator", where=where(kind, row),
+                              expected="the annotator's name in every row")
+    names = df["annotator"].astype(str)
+    keyed = pd.DataFrame({c: id_text(df[c], like=pool.ids[c] if c in pool.ids else None)
+                          for c in cols}).assign(annotator=names.to_numpy())
+    check_ids(keyed, cols, name, kind, unique=False)   # an empty id, by its line in the file
+    dup = keyed.duplicated(cols + ["annotator"], keep="first")
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise AssayInputError(name, f"{where(kind, row)}: item labelled twice by annotator "
+                              f"{names.iloc[row]!r}", expected="one label per item and "
+                              "annotator")
+    binary_column(df, "label", name, kind)   # row numbers of the whole file in errors
+    members = [gold_from_frame(df.loc[names == who].drop(columns=["annotator"]), name, kind,
+                               pool, who) for who in sorted(names.unique())]
+    if len(members) == 1:       # one annotator: a gold file like any other
+        return members[0]
+    for m in members:           # a panel member who did not label an item abstains
+        assert isinstance(m, ArrayLabels)
+        m.missing_skips = True
+    return Panel(members)
 
 
 def label_source(labels: Any, pool: Pool, annotator: str | None = None) -> LabelSource:
