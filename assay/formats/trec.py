@@ -14,13 +14,12 @@ expected; the CLI prints it as one line and exits with code 2.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from assay.errors import AssayInputError
+from assay.outputs import write_text
 
 __all__ = ["read_runs", "read_collection", "read_qrels", "read_sample",
            "SampleRow", "write_sample", "atomic_write_text", "Runs"]
@@ -204,22 +203,8 @@ def read_sample(path: Path, default_topic: str | None = None) -> list[SampleRow]
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise AssayInputError(f"{path}: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` to ``path`` whole or not at all (:func:`assay.outputs.write_text`)."""
+    write_text(path, text)
 
 
 def write_sample(path: Path, rows: Iterable[SampleRow]) -> None:

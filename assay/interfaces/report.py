@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from assay.evaluation import EvaluationResult  # noqa: E402
+from assay.outputs import write_text  # noqa: E402
 
 MEASURE_ORDER = ("precision", "recall", "f1")
 
@@ -95,8 +96,6 @@ text-align:right}}th{{background:#f3f3f3}}pre{{background:#f7f7f7;padding:1em}}<
 
 def write_report(result: EvaluationResult, path: str | Path,
                  truth: dict[str, float] | None = None) -> None:
-    """Write the report atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(result, truth), encoding="utf-8")
-    tmp.replace(path)
+    """Write the report whole or not at all (:func:`assay.outputs.write_text`; ``-`` is
+    stdout)."""
+    write_text(path, render_html(result, truth), "--report")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .model import AnswerLine, Grain, KeyEntry, Policy, ScoringOptions, SensevalScore
-from .readers import (PathLike, SenseMap, parse_answers, parse_instance_list, parse_key,
+from .readers import (PathLike, SenseMap, check_inputs, parse_answers, parse_instance_list, parse_key,
                       parse_sense_list, parse_sensemap, read_lines, split_lines)
 from .scoring import ratios, run
 
@@ -52,9 +52,14 @@ def score_text(answers: str, key: str, sensemap: str | None = None, grain: Grain
 
 def score_parsed(answers: Iterable[AnswerLine], key: Iterable[KeyEntry], smap: SenseMap | None, opts: ScoringOptions,
                  answer_file: str, key_file: str, sensemap_file: str | None) -> SensevalScore:
-    """Score already-parsed inputs (see :mod:`.readers`)."""
+    """Score already-parsed inputs (see :mod:`.readers`).
+
+    Unlike the original, an empty key and a weight that is not a finite number >= 0 (``nan``,
+    ``inf``, ``-0.5``) are errors naming the file and line (:func:`.readers.check_inputs`)."""
     if opts.grain != "fine" and smap is None:
         raise ValueError(f"{opts.grain}-grained scoring needs a sense map")
+    answers, key = list(answers), list(key)
+    check_inputs(answers, key, answer_file, key_file)
     result = run(answers, key, smap, opts, answer_file)
     precision, recall, attempted_percent = ratios(result.totals, opts.policy == "conjunctive")
     t = result.totals

@@ -8,12 +8,12 @@ them: a word not starting with ``-`` is the sense map (the last one wins), ``-m`
 """
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
+
+from assay.errors import AssayInputError
+from assay.outputs import check_output, write_text
 
 from .api import score
 from .model import POLICIES, SensevalInputError
@@ -156,16 +156,22 @@ def _write(stream: IO[str], text: str) -> None:
     buffer.flush()
 
 
-def _write_json_file(path: str, text: str) -> None:
-    """Write the JSON document whole or not at all (temporary file, then rename)."""
-    target = Path(path)
+def _check_json(path: str) -> None:
+    """Refuse an unwritable ``--json`` path before scoring."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".senseval-", dir=target.parent if str(target.parent) else ".")
-        with os.fdopen(fd, "wb") as out:
-            out.write(text.encode("utf-8", "surrogateescape"))
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise SensevalInputError(path, f"cannot write JSON output: {exc.strerror or exc}") from None
+        check_output(path)
+    except AssayInputError as exc:
+        problem = str(exc).removeprefix(f"{path}: ")
+        raise SensevalInputError(path, f"cannot write JSON output: {problem}") from None
+
+
+def _write_json_file(path: str, text: str) -> None:
+    """Write the JSON document whole or not at all (:func:`assay.outputs.write_text`)."""
+    try:
+        write_text(path, text, errors="surrogateescape")
+    except AssayInputError as exc:
+        problem = str(exc).removeprefix(f"{path}: ")
+        raise SensevalInputError(path, f"cannot write JSON output: {problem}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.usage:
             _write(sys.stderr, USAGE)
             return 2
+        if args.json_out not in (None, "-"):
+            _check_json(args.json_out)
         if args.grain != "fine" and args.sensemap is None:
             _write(sys.stderr, FALLBACK)
             args.grain = "fine"

@@ -6,6 +6,7 @@ ending is accepted (the ``\\r`` is dropped).
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -100,6 +101,20 @@ def parse_answer_line(text: str, index: int) -> AnswerLine:
 def parse_answers(lines: Iterable[str]) -> list[AnswerLine]:
     """All answer lines in file order (none is ever an error: scorer2 reports them instead)."""
     return [parse_answer_line(line, i) for i, line in enumerate(lines)]
+
+
+def check_inputs(answers: list[AnswerLine], key: list[KeyEntry], answer_path: str,
+                 key_path: str) -> None:
+    """An empty key, or a weight that is NaN, infinite or negative, is an error naming the file
+    and the (1-based) line; the original scores such input without a word."""
+    if not key:
+        raise SensevalInputError(key_path, "the key is empty (expected lines "
+                                 "'lexelt instance sense+')")
+    for answer in answers:
+        for tag, w in zip(answer.tags, answer.weights):
+            if w is not None and not (math.isfinite(f32(w)) and w >= 0.0):
+                raise SensevalInputError(answer_path, f"weight {w!r} of tag {tag!r} (expected a "
+                                         "finite number >= 0 that fits a C float)", answer.index + 1)
 
 
 # ---------------------------------------------------------------------------------- sense map
