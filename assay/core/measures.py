@@ -183,7 +183,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
         return f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
                           *counts, why_design=misfit, domain_size=size)[0]
     return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,
-                    design.std_error, confidence, "model", None, PREDICTIVE_NOTE,
+                    res.std_error, confidence, "model", None, PREDICTIVE_NOTE,
                     {"design_estimate": design.estimate,
                      "design_interval": (design.ci_low, design.ci_high),
                      "design_method": design.method})

@@ -67,6 +67,7 @@ class PredictiveResult:
     tp: float
     fn: float
     fit: FitCheck | None = None
+    std_error: float | None = None     # the standard deviation of the posterior draws of F_α
 
 
 J = 0.5   # Jeffreys prior for the cells whose own labels suffice
@@ -141,4 +142,6 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     vals = vals[np.isfinite(vals)]
     a = (1.0 - confidence) / 2.0
     lo, hi = (np.quantile(vals, [a, 1.0 - a]) if vals.size else (0.0, 1.0))
-    return PredictiveResult(est, float(min(lo, est)), float(max(hi, est)), tp_hat, fn_hat)
+    se = (float(vals.std(ddof=1)) if np.ptp(vals) > 0 else 0.0) if vals.size > 1 else None
+    return PredictiveResult(est, float(min(lo, est)), float(max(hi, est)), tp_hat, fn_hat,
+                            std_error=se)
