@@ -100,13 +100,13 @@ def test_label_at_the_terminal_with_skip_undo_and_resume(files):
     args = ["label", str(files / "pool.csv"), "--budget", "4", "--seed", "2", "--store", store,
             "--annotator", "ann", "--design", "passive"]
     first = runner.invoke(app, args, input="y\ns\nn\nu\ny\nq\n")
-    assert first.exit_code == 130, first.output
+    assert first.exit_code == 0, first.output          # q stops calmly (issue 10, point 9)
     assert "match? [y]es" in first.output and "item" in first.output
-    assert LabelStore(store).labels("default", "ann") and \
-        sorted(LabelStore(store).labels("default", "ann").values()) == [1, 1]
+    assert LabelStore(store).labels("pool", "ann") and \
+        sorted(LabelStore(store).labels("pool", "ann").values()) == [1, 1]
     second = runner.invoke(app, args, input="n\nn\nn\n")
     assert second.exit_code == 0, second.output
-    assert len(LabelStore(store).labels("default", "ann")) == 4
+    assert len(LabelStore(store).labels("pool", "ann")) == 4
     assert second.output.count("match? [y]es") == 2        # only the two missing items asked
 
 
@@ -120,7 +120,7 @@ def test_panel_of_simulated_annotators(files):
     from assay.labels.store import LabelStore
     names = ("simulated(fpr=0.1,fnr=0.1,seed=0)", "simulated(fpr=0.1,fnr=0.1,seed=1)")
     store = LabelStore(files / "v.db")
-    assert all(len(store.labels("default", n)) >= 200 for n in names)
+    assert all(len(store.labels("pool", n)) >= 200 for n in names)   # dataset: the pool's stem
 
 
 def test_default_design_without_scores_is_passive(files):

@@ -1,11 +1,14 @@
 """The ``assay`` command line: ``evaluate``, ``label``, ``demo``, ``stratified``, ``senseval``.
 
-Every user mistake (bad file, bad option) ends in one red line naming the file, the row and
-what was expected, and exit code 2 — never a traceback.
+Every user mistake (bad file, bad option, unusable store or output path) ends in one red line
+naming the file, the row or the option and what was expected, and exit code 2 — never a
+traceback, and never a password (every message goes through :func:`assay.errors.redact`).
+Output paths are checked before the first label; outputs are written by :mod:`assay.outputs`
+(``-`` is stdout). A closed stdout (``assay evaluate … | head -1``) ends quietly with code 0,
+after the outputs are written. ``q`` in ``assay label`` stops calmly (code 0); Ctrl-C exits 130.
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
@@ -21,12 +24,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from assay.errors import AssayInputError
+from assay.errors import AssayInputError, redact
+from assay.interfaces.cli_errors import OneLineGroup, StdoutConsole, err, finish, user_errors
+from assay.outputs import STDOUT, check_output, write_text
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+SEED_MAX = 2 ** 63 - 1
+out = StdoutConsole()
+
+app = typer.Typer(cls=OneLineGroup, add_completion=False, no_args_is_help=True,
                   help="Label-efficient, unbiased estimates of precision, recall and F1.")
-err = Console(stderr=True)
-out = Console()
 
 
 class DesignName(str, Enum):
@@ -37,27 +43,17 @@ class DesignName(str, Enum):
     oasis = "oasis"
 
 
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn an :class:`AssayInputError` into one line on stderr and exit code 2."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except AssayInputError as exc:
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            err.print("interrupted: every label obtained so far is in the store; run the same "
-                      "command again to resume.")
-            raise typer.Exit(130) from None
-    return wrapper
+class OnConflict(str, Enum):
+    fail = "fail"
+    keep = "keep"
+    replace = "replace"
 
 
 def _progress_runner(budget: int) -> tuple[Progress, Callable[..., None]]:
     prog = Progress(TextColumn("[bold]labels"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("{task.fields[f1]}"), TimeElapsedColumn(), console=err,
-                    transient=False, disable=not err.is_terminal and "ASSAY_PROGRESS" not in
-                    os.environ)
+                    transient=False, redirect_stdout=False, redirect_stderr=False,
+                    disable=not err.is_terminal and "ASSAY_PROGRESS" not in os.environ)
     task = prog.add_task("labels", total=budget, f1="F1 …")
 
     def update(n: int, total: int, est: dict[str, Any]) -> None:
@@ -68,16 +64,14 @@ def _progress_runner(budget: int) -> tuple[Progress, Callable[..., None]]:
     return prog, update
 
 
-def _print_result(result: Any, truth: dict[str, float] | None = None) -> None:
-    t = Table(title=f"{result.design} design · {result.labels_used} labels "
-                    f"({result.new_labels} new, {result.reused_labels} reused) · "
-                    f"{result.confidence:.0%} intervals")
-    t.add_column("measure")
-    t.add_column("estimate", justify="right")
-    t.add_column("interval", justify="right")
-    t.add_column("method")
-    if truth:
-        t.add_column("truth", justify="right")
+def _print_result(result: Any, truth: dict[str, float] | None = None,
+                  con: Console | None = None) -> None:
+    con = con or out
+    t = Table(title=Text(f"{result.design} design · {result.labels_used} labels "
+                         f"({result.new_labels} new, {result.reused_labels} reused) · "
+                         f"{result.confidence:.0%} intervals"))
+    for c in ("measure", "estimate", "interval", "method") + (("truth",) if truth else ()):
+        t.add_column(c, justify="left" if c in ("measure", "method") else "right")
     for m in ("precision", "recall", "f1"):
         e = result.estimates[m]
         row = [m, f"{e.estimate:.4f}" if e.defined else "—",
@@ -85,26 +79,20 @@ def _print_result(result: Any, truth: dict[str, float] | None = None) -> None:
                e.method if e.defined else e.note]
         if truth:
             row.append(f"{truth[m]:.4f}")
-        t.add_row(*row)
-    out.print(t)
+        t.add_row(*(Text(str(c)) for c in row))
+    con.print(t)
     beside = [f"{m} {e.extra['design_estimate']:.4f} [{e.extra['design_interval'][0]:.4f}, "
               f"{e.extra['design_interval'][1]:.4f}]" for m, e in result.estimates.items()
               if e.defined and "design_estimate" in e.extra]
     if beside:
-        out.print("design-based, without the model: " + ", ".join(beside), highlight=False)
+        con.print(Text("design-based, without the model: " + ", ".join(beside)))
     notes = {e.note for e in result.estimates.values() if e.defined and e.note}
     for n in sorted(notes):
-        out.print(f"[yellow]note:[/] {n}", highlight=False)
+        con.print(Text.assemble(("note:", "yellow"), " ", redact(n)))
 
 
 def _design(design: Optional[DesignName]) -> str | None:
     return design.value if design is not None else None
-
-
-def _write_json(result: Any, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 def _options(strata: str, n_strata: int, allocation: str, epsilon: float,
@@ -113,39 +101,60 @@ def _options(strata: str, n_strata: int, allocation: str, epsilon: float,
             "epsilon": epsilon, "replace": replace}
 
 
-def _run(pool: Any, labels: Any, design: str, budget: int, seed: int, confidence: float,
-         store: str, json_out: Optional[Path], report: Optional[Path], dataset: str,
-         annotator: Optional[str], options: dict[str, Any], id_cols: list[str] | None,
-         truth: dict[str, float] | None = None) -> Any:
+def _check_run(seed: int, json_out: Optional[Path], report: Optional[Path]) -> None:
+    """Options and output paths that would fail late: checked before any file is read."""
+    if not 0 <= seed <= SEED_MAX:
+        raise AssayInputError("--seed", str(seed), expected="an integer in [0, 2^63 − 1]")
+    if json_out is not None and report is not None and str(json_out) == str(report) == STDOUT:
+        raise AssayInputError("--report -", "stdout is already taken by --json -",
+                              expected="at most one output written to '-'")
+    for option, path in (("--json", json_out), ("--report", report)):
+        if path is not None:
+            check_output(path, option)
+
+
+def _run(pool: Any, labels: Any, design: str | None, budget: int, seed: int,
+         confidence: float, store: str, json_out: Optional[Path], report: Optional[Path],
+         dataset: str | None, annotator: Optional[str], options: dict[str, Any],
+         id_cols: list[str] | None, truth: dict[str, float] | None = None,
+         progress: Callable[..., None] | None = None, on_conflict: str = "fail") -> Any:
+    """Evaluate, write the outputs, then print the table (to stderr when stdout carries an
+    output): a closed stdout cannot cost the outputs."""
     from assay.evaluation import evaluate
     from assay.interfaces.report import write_report
-    for p in (json_out, report):
-        if p is not None and not p.parent.exists():
-            raise AssayInputError(str(p), "its folder does not exist")
-    prog, update = _progress_runner(budget)
+    _check_run(seed, json_out, report)
+    if progress is None:
+        prog, update = _progress_runner(budget)
+    else:
+        prog, update = Progress(disable=True), progress
     with prog:
         result = evaluate(pool, labels, design=design, budget=budget, seed=seed,
                           confidence=confidence, store=store, dataset=dataset,
                           annotator=annotator, options=options, progress=update,
-                          id_columns=id_cols)
-    _print_result(result, truth)
+                          id_columns=id_cols, on_conflict=on_conflict)
     if json_out is not None:
-        _write_json(result, json_out)
+        write_text(json_out, json.dumps(result.to_dict(), indent=2) + "\n", "--json")
     if report is not None:
         write_report(result, report, truth)
+    to_stdout = STDOUT in (str(json_out), str(report))
+    _print_result(result, truth, err if to_stdout else out)
     return result
+
 
 # options shared by ``evaluate`` and ``label``
 DESIGN_OPT = typer.Option(None, help="Sampling design (default: auto when the pool has a score "
                                       "or probability column, else passive).",
                           show_default=False)
-SEED_OPT = typer.Option(0, help="Seed of the random generator.")
+SEED_OPT = typer.Option(0, help="Seed of the random generator (0 to 2^63 − 1).")
 CONFIDENCE_OPT = typer.Option(0.95, help="Confidence level of the intervals.")
 STORE_OPT = typer.Option("assay.db", help="Label store: SQLite path or SQLAlchemy URL.")
-JSON_OPT = typer.Option(None, "--json", help="Write the estimates as JSON.")
-REPORT_OPT = typer.Option(None, help="Write a self-contained HTML report.")
-DATASET_OPT = typer.Option("default", help="Name under which labels are stored.")
-ID_OPT = typer.Option(None, "--id", help="Id column(s) of the pool.")
+JSON_OPT = typer.Option(None, "--json", help="Write the estimates as JSON ('-': stdout).")
+REPORT_OPT = typer.Option(None, help="Write a self-contained HTML report ('-': stdout).")
+DATASET_OPT = typer.Option(None, help="Name under which labels are stored (default: the "
+                                      "pool's file name without extension).",
+                           show_default=False)
+ID_OPT = typer.Option(None, "--id", help="Id column of the pool; repeat for several "
+                                         "(--id doc --id sec).")
 
 
 @app.command()
@@ -162,11 +171,11 @@ def evaluate(
     store: str = STORE_OPT,
     json_out: Optional[Path] = JSON_OPT,
     report: Optional[Path] = REPORT_OPT,
-    dataset: str = DATASET_OPT,
+    dataset: Optional[str] = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Whose labels these are."),
     id_col: Optional[list[str]] = ID_OPT,
     strata: str = typer.Option("csf", help="Stratified: 'csf' or 'equal' strata."),
-    n_strata: int = typer.Option(30, help="Stratified: number of strata."),
+    n_strata: int = typer.Option(30, min=1, help="Stratified: number of strata."),
     allocation: str = typer.Option("neyman", help="Stratified: 'neyman' or 'proportional'."),
     epsilon: float = typer.Option(0.1, help="Importance: weight of the uniform mixture."),
     replace: bool = typer.Option(False, help="Passive: sample with replacement."),
@@ -175,6 +184,9 @@ def evaluate(
     votes: int = typer.Option(1, min=1, help="Simulate a panel of this many independent "
                                              "annotators (with --fpr/--fnr); the label is "
                                              "their majority."),
+    on_conflict: OnConflict = typer.Option(OnConflict.fail, help="When the gold file "
+                                           "disagrees with stored labels: fail, keep the "
+                                           "stored ones, or replace them."),
 ) -> None:
     """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels.
 
@@ -184,12 +196,14 @@ def evaluate(
     from assay.formats.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
+    _check_run(seed, json_out, report)
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
     if fpr or fnr or votes > 1:
         src = simulated_panel(src, votes, fpr, fnr, seed)
     _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
-         annotator, _options(strata, n_strata, allocation, epsilon, replace), id_col)
+         annotator, _options(strata, n_strata, allocation, epsilon, replace), id_col,
+         on_conflict=on_conflict.value)
 
 
 @app.command()
@@ -203,18 +217,40 @@ def label(
     store: str = STORE_OPT,
     json_out: Optional[Path] = JSON_OPT,
     report: Optional[Path] = REPORT_OPT,
-    dataset: str = DATASET_OPT,
+    dataset: Optional[str] = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Your name (default: $USER)."),
     id_col: Optional[list[str]] = ID_OPT,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
+    from assay.campaign import default_dataset
     from assay.formats.pool import load_pool
-    from assay.labels.terminal import TerminalAnnotator
+    from assay.labels.terminal import QuitLabelling, TerminalAnnotator
+    if not 0.0 < confidence < 1.0:
+        raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
+    _check_run(seed, json_out, report)
     p = load_pool(pool, id_columns=id_col or None)
     who = annotator or os.environ.get("USER") or "me"
-    src = TerminalAnnotator(p, annotator=who)
-    _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset, who,
-         _options("csf", 30, "neyman", 0.1, False), id_col)
+    src = TerminalAnnotator(p, annotator=who, total=budget)
+    dataset = dataset or default_dataset(p)
+    try:
+        _run(p, src, _design(design), budget, seed, confidence, store, json_out, report,
+             dataset, who, _options("csf", 30, "neyman", 0.1, False), id_col,
+             progress=src.progress)
+    except QuitLabelling as q:
+        n = _stored_labels(store, dataset, who, q.saved)
+        err.print(Text(f"stopped: {n} label{'' if n == 1 else 's'} saved (dataset {dataset!r}, "
+                       f"annotator {who!r}); "
+                       "run the same command again to resume."), soft_wrap=True)
+        raise typer.Exit(0) from None
+
+
+def _stored_labels(store: str, dataset: str, who: str, fallback: int) -> int:
+    """How many labels ``who`` has in the store for ``dataset`` (``fallback`` if unknown)."""
+    try:
+        from assay.labels.store import LabelStore
+        return len(LabelStore(store).labels(dataset, who))
+    except Exception:  # noqa: BLE001 - only a count for a message
+        return fallback
 
 
 @app.command()
@@ -222,7 +258,7 @@ def label(
 def demo(
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
     design: Optional[DesignName] = DESIGN_OPT,
-    seed: int = typer.Option(0, help="Seed."),
+    seed: int = typer.Option(0, help="Seed (0 to 2^63 − 1)."),
     report: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
 ) -> None:
     """Evaluate the real Amazon–Google ER pool and print the estimates beside the truth."""
@@ -230,15 +266,17 @@ def demo(
 
     from assay.evaluation import truth_estimates
     from assay.formats.pool import load_pool
+    _check_run(seed, None, report)
     data = resources.files("assay") / "data" / "amazon_google.parquet"
     with resources.as_file(data) as path:
         df = pd.read_parquet(path)
     pool = load_pool(df.drop(columns=["label"]))
     gold = df[["left_id", "right_id", "label"]]
     truth = truth_estimates(df["label"].to_numpy(), df["prediction"].to_numpy())
-    out.print(f"Amazon–Google: {len(df):,} candidate pairs, {int(df.label.sum())} true matches; "
-              f"the gold labels play the annotator. Design: {_design(design) or 'auto'}, "
-              f"budget {budget}.")
+    (err if report is not None and str(report) == STDOUT else out).print(
+        f"Amazon–Google: {len(df):,} candidate pairs, {int(df.label.sum())} true matches; "
+        f"the gold labels play the annotator. Design: {_design(design) or 'auto'}, "
+        f"budget {budget}.")
     with tempfile.TemporaryDirectory() as tmp:
         _run(pool, gold, _design(design), budget, seed, 0.95, str(Path(tmp) / "demo.db"), None,
              report, "amazon_google", "gold", _options("csf", 30, "neyman", 0.1, False), None,
@@ -267,7 +305,7 @@ _mount_extensions()
 
 
 def main() -> None:
-    app(prog_name="assay")
+    finish(app, "assay")
 
 
 if __name__ == "__main__":  # pragma: no cover
