@@ -25,8 +25,9 @@ from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimat
                          mean_over_topics)
 from assay.core.two_phase import estimate_dict as _interval_dict
 from assay.errors import AssayInputError
-from assay.formats.trec import (Runs, SampleRow, atomic_write_text, read_collection, read_qrels,
-                   read_runs, read_sample, write_sample)
+from assay.formats.trec import (SampleRow, atomic_write_text, read_collection, read_qrels,
+                                read_runs, read_sample, write_sample)
+from assay.interfaces import stratified_inputs as inputs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Stratified evaluation of many runs with assessor-error correction.")
@@ -55,40 +56,6 @@ def _guard(fn):
     return wrapper
 
 
-def _run_files(runs: List[Path], ctx: typer.Context) -> list[Path]:
-    extra = [Path(a) for a in ctx.args]
-    bad = [a for a in ctx.args if a.startswith("-")]
-    if bad:
-        raise AssayInputError(f"unknown option {bad[0]!r}")
-    return list(runs) + extra
-
-
-def _check_runs_in_collection(runs: Runs, collection: set[str], docs_path: Path) -> None:
-    for topic, by_run in runs.returned.items():
-        for runid, docs in by_run.items():
-            for d in docs:
-                if d not in collection:
-                    f, line = runs.where[(topic, runid, d)]
-                    raise AssayInputError(f"{f}:{line}: docno {d!r} is not in the collection "
-                                     f"{docs_path}")
-
-
-def _read_strata_file(path: Path, collection: set[str]) -> dict[str, str]:
-    from assay.formats.trec import _lines
-    out: dict[str, str] = {}
-    for i, line in _lines(path):
-        if not line.strip():
-            continue
-        f = line.split("\t") if "\t" in line else line.split()
-        if len(f) != 2:
-            raise AssayInputError(f"{path}:{i}: expected 'docno<TAB>stratum', got {line!r}")
-        d, s = f[0].strip(), f[1].strip()
-        if d not in collection:
-            raise AssayInputError(f"{path}:{i}: docno {d!r} is not in the collection")
-        out[d] = s
-    return out
-
-
 @app.command(context_settings=_EXTRA)
 @_guard
 def design(ctx: typer.Context,
@@ -108,12 +75,12 @@ def design(ctx: typer.Context,
                                                  help="docno<TAB>stratum, user-given strata"),
            ) -> None:
     """Stratify the collection by run-return pattern, allocate and draw the sample."""
-    run_paths = _run_files(runs, ctx)
+    run_paths = inputs.run_files(runs, ctx)
     docs = read_collection(collection)
     dset = set(docs)
     rs = read_runs(run_paths)
-    _check_runs_in_collection(rs, dset, collection)
-    user = _read_strata_file(strata, dset) if strata else None
+    inputs.check_runs_in_collection(rs, dset, collection)
+    user = inputs.read_strata_file(strata, dset) if strata else None
     if budget < 1:
         raise AssayInputError(f"--budget: expected a positive number of assessments, got {budget}")
     rng = np.random.default_rng(seed)
@@ -151,46 +118,6 @@ def design(ctx: typer.Context,
     typer.echo(f"wrote {len(rows)} documents ({len(rs.topics())} topic(s)) to {out}", err=True)
 
 
-def _by_topic(rows: list[SampleRow]) -> dict[str, list[SampleRow]]:
-    out: dict[str, list[SampleRow]] = defaultdict(list)
-    for r in rows:
-        out[r.topic].append(r)
-    return out
-
-
-def _strata_of(rows: list[SampleRow], path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Stratum names, population sizes M_l = n_l/π_l, and each row's stratum index."""
-    names = sorted({r.stratum for r in rows})
-    idx = {n: i for i, n in enumerate(names)}
-    prob: dict[str, tuple[float, int]] = {}
-    for r in rows:
-        p0 = prob.setdefault(r.stratum, (r.inclusion_probability, r.line))
-        if abs(p0[0] - r.inclusion_probability) > 1e-12 * max(1.0, p0[0]):
-            raise AssayInputError(f"{path}:{r.line}: inclusion_probability {r.inclusion_probability}"
-                             f" differs from {p0[0]} (line {p0[1]}) in stratum {r.stratum}; "
-                             "expected one probability per stratum")
-    counts = np.bincount([idx[r.stratum] for r in rows], minlength=len(names))
-    M = np.array([counts[i] / prob[n][0] for i, n in enumerate(names)])
-    if np.any(np.abs(M - np.round(M)) > 1e-6 * M):
-        n = names[int(np.argmax(np.abs(M - np.round(M))))]
-        raise AssayInputError(f"{path}: stratum {n}: sample size / inclusion probability is not a "
-                         "whole number of documents (was the file edited?)")
-    return names, np.round(M).astype(np.int64), np.array([idx[r.stratum] for r in rows])
-
-
-def _fallible(rows: list[SampleRow], qrels: dict, topic: str, sample: Path,
-              assessments: Path) -> np.ndarray:
-    q = qrels.get(topic, {})
-    out = np.empty(len(rows), np.int64)
-    for i, r in enumerate(rows):
-        if r.docno not in q:
-            raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} (topic {topic}) has no "
-                             f"assessment in {assessments}; expected one line "
-                             f"'{topic} 0 {r.docno} REL'")
-        out[i] = q[r.docno]
-    return out
-
-
 @app.command(context_settings=_EXTRA)
 @_guard
 def adjudicate(ctx: typer.Context,
@@ -212,13 +139,13 @@ def adjudicate(ctx: typer.Context,
     """Choose the assessed documents the authority should re-assess (double sampling)."""
     qrels, _ = read_qrels(assessments)
     default = None
-    if not _has_topic_column(sample):
+    if not inputs.has_topic_column(sample):
         if len(qrels) != 1:
             raise AssayInputError(f"{sample}: no topic column, and {assessments} does not hold "
                              "exactly one topic")
         default = next(iter(qrels))
     rows_all = read_sample(sample, default_topic=default)
-    run_paths = _run_files(runs, ctx)
+    run_paths = inputs.run_files(runs, ctx)
     rs = read_runs(run_paths) if run_paths else None
     if target_run is not None and (rs is None or target_run not in rs.order):
         raise AssayInputError(f"--target-run: run {target_run!r} is not among the --runs given")
@@ -226,12 +153,12 @@ def adjudicate(ctx: typer.Context,
         raise AssayInputError(f"--metric: expected recall or f1, got {metric!r}")
     if budget < 0:
         raise AssayInputError(f"--budget: expected a non-negative number, got {budget}")
-    appealed = _read_appeals(appeals)
+    appealed = inputs.read_appeals(appeals)
     rng = np.random.default_rng(seed)
     out_rows: list[SampleRow] = []
-    for topic, rows in sorted(_by_topic(rows_all).items()):
-        names, M, s = _strata_of(rows, sample)
-        fal = _fallible(rows, qrels, topic, sample, assessments)
+    for topic, rows in sorted(inputs.by_topic(rows_all).items()):
+        names, M, s = inputs.strata_of(rows, sample)
+        fal = inputs.fallible(rows, qrels, topic, sample, assessments)
         if rs is not None:
             order = rs.order
             by_run = rs.returned.get(topic, {})
@@ -259,28 +186,6 @@ def adjudicate(ctx: typer.Context,
                                       topic))
     write_sample(out, out_rows)
     typer.echo(f"wrote {len(out_rows)} documents to adjudicate to {out}", err=True)
-
-
-def _read_appeals(path: Optional[Path]) -> dict[str, set[str]]:
-    """Appeals file: 'topic docno' per appealed document."""
-    appealed: dict[str, set[str]] = defaultdict(set)
-    if path is not None:
-        from assay.formats.trec import _lines
-        for i, line in _lines(path):
-            if line.strip():
-                f = line.split()
-                if len(f) != 2:
-                    raise AssayInputError(f"{path}:{i}: expected 'topic docno', got {line!r}")
-                appealed[f[0]].add(f[1])
-    return appealed
-
-
-def _has_topic_column(path: Path) -> bool:
-    from assay.formats.trec import _lines
-    for _, line in _lines(path):
-        if line.strip():
-            return "topic" in [h.strip() for h in line.split("\t")]
-    return False
 
 
 def _report(ds: TopicEstimate, naive: TopicEstimate) -> dict:
@@ -333,13 +238,13 @@ def estimate_cmd(ctx: typer.Context,
         raise AssayInputError(f"--confidence: expected a number in (0, 1), got {confidence}")
     if interval_method not in ("logit", "wald"):
         raise AssayInputError(f"--interval: expected logit or wald, got {interval_method!r}")
-    run_paths = _run_files(runs, ctx)
+    run_paths = inputs.run_files(runs, ctx)
     docs = set(read_collection(collection))
     rs = read_runs(run_paths)
-    _check_runs_in_collection(rs, docs, collection)
-    single = None if _has_topic_column(sample) else (rs.topics()[0] if len(rs.topics()) == 1
+    inputs.check_runs_in_collection(rs, docs, collection)
+    single = None if inputs.has_topic_column(sample) else (rs.topics()[0] if len(rs.topics()) == 1
                                                      else None)
-    if single is None and not _has_topic_column(sample):
+    if single is None and not inputs.has_topic_column(sample):
         raise AssayInputError(f"{sample}: no topic column but the runs have several topics")
     rows_all = read_sample(sample, default_topic=single)
     if assessments is None and store is None:
@@ -353,24 +258,24 @@ def estimate_cmd(ctx: typer.Context,
         adj_q = read_qrels(adjudications)[0] if adjudications is not None else {}
     qrels = file_qrels
     if store is not None:
-        qrels, adj_q = _through_store(store, dataset, assessor, adjudicator, replace_stored,
+        qrels, adj_q = inputs.through_store(store, dataset, assessor, adjudicator, replace_stored,
                                       file_qrels, assessments, rows_all, adj_q, adjudications,
                                       adj_rows)
-    appealed = _read_appeals(appeals)
+    appealed = inputs.read_appeals(appeals)
     topics_out: dict[str, dict] = {}
     ds_list, nv_list = [], []
     unsampled = sorted(set(rs.topics()) - {r.topic for r in rows_all})
-    for topic, rows in sorted(_by_topic(rows_all).items()):
+    for topic, rows in sorted(inputs.by_topic(rows_all).items()):
         for r in rows:
             if r.docno not in docs:
                 raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is not in the "
                                  f"collection {collection}")
-        names, M, s = _strata_of(rows, sample)
-        fal = _fallible(rows, qrels, topic, sample,
+        names, M, s = inputs.strata_of(rows, sample)
+        fal = inputs.fallible(rows, qrels, topic, sample,
                         assessments if assessments is not None else f"the store {store}")
         by_run = rs.returned.get(topic, {})
         bits = np.array([[r.docno in by_run.get(k, set()) for k in rs.order] for r in rows])
-        _check_patterns(rows, bits, names, sample, rs.order)
+        inputs.check_patterns(rows, bits, names, sample, rs.order)
         pats, g = np.unique(bits, axis=0, return_inverse=True)
         true = None
         notes: list[str] = []
@@ -429,43 +334,6 @@ def estimate_cmd(ctx: typer.Context,
     result["double_sampling"] = adjudication_sample is not None
     atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
     typer.echo(f"wrote {json_out}", err=True)
-
-
-def _through_store(store: str, dataset: str, assessor: str, adjudicator: str, replace: bool,
-                   qrels: dict, assessments: Optional[Path], rows: list[SampleRow],
-                   adj_q: dict, adjudications: Optional[Path],
-                   adj_rows: dict[str, dict[str, SampleRow]]) -> tuple[dict, dict]:
-    """Record the files' judgments of the sampled documents in the label store (assessor and
-    adjudicator roles) and read back everything stored: the store is the estimate's source."""
-    from assay.labels.schema import Role
-    from assay.labels.store import LabelStore
-    from assay.stratified.judgments import record_qrels, stored_qrels
-    st = LabelStore(store)
-    try:
-        if assessments is not None:
-            record_qrels(st, dataset, qrels, [(r.topic, r.docno) for r in rows], assessor,
-                         Role.ASSESSOR, str(assessments), replace)
-        if adjudications is not None:
-            record_qrels(st, dataset, adj_q, [(t, d) for t, ds in adj_rows.items() for d in ds],
-                         adjudicator, Role.ADJUDICATOR, str(adjudications), replace)
-        return stored_qrels(st, dataset, assessor), stored_qrels(st, dataset, adjudicator)
-    finally:
-        st.close()
-
-
-def _check_patterns(rows, bits, names, sample, order) -> None:
-    """If strata are run-pattern names (one 0/1 digit per run), each document must match."""
-    K = len(order)
-    if not all(len(n) == K and set(n) <= {"0", "1"} for n in names):
-        return
-    for r, b in zip(rows, bits):
-        pat = "".join("1" if x else "0" for x in b)
-        if pat != r.stratum:
-            raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
-                             f"but the runs ({', '.join(order)}) give pattern {pat}; expected "
-                             "the runs given to 'design', in the same order")
-
-
 
 
 def main() -> None:  # pragma: no cover
