@@ -18,9 +18,7 @@ store, judgments live in memory (simulations).
 from __future__ import annotations
 
 import hashlib
-import json
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -34,49 +32,11 @@ from assay.estimation import estimate_all
 from assay.formats.pool import Pool
 from assay.labels.store import (Judgment, LabelStore, Role, Status, StoredDraw,
                                 claim_token)
+from assay.runs import Collected, ItemRequest, Judgments, Undo, pool_fingerprint, run_key
 
 MAX_DRAWS_PER_LABEL = 1000
 MAX_SEED = 2**63 - 1
 _SKIP = -1
-
-
-@dataclass
-class Collected:
-    """What a sampling loop produced: draws, their labels, and the distinct items labelled."""
-
-    draws: list[Draw] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
-    labelled: dict[int, int] = field(default_factory=dict)   # pool index -> label
-    skipped: set[int] = field(default_factory=set)
-
-    @property
-    def distinct(self) -> int:
-        return len(self.labelled)
-
-
-@dataclass(frozen=True)
-class ItemRequest:
-    """An item that needs a judgment from ``annotator``, and the draw that brought it."""
-
-    index: int
-    key: str
-    annotator: str
-    draw: Draw
-
-
-@dataclass(frozen=True)
-class Undo:
-    """Withdraw ``annotator``'s most recent judgment in this campaign; it is asked again."""
-
-    annotator: str
-
-
-def pool_fingerprint(pool: Pool) -> str:
-    """Ids, predictions, scores and probabilities: a re-scored pool is another pool."""
-    h = hashlib.sha256(pool.fingerprint().encode())
-    for arr in (pool.score, pool.probability):
-        h.update(b"-" if arr is None else np.ascontiguousarray(arr, np.float64).tobytes())
-    return h.hexdigest()[:16]
 
 
 def default_dataset(pool: Pool) -> str:
@@ -87,30 +47,6 @@ def default_dataset(pool: Pool) -> str:
         return Path(pool.source).stem[:200]
     ids = np.sort(pd.util.hash_pandas_object(pool.ids, index=False).to_numpy())
     return "pool-" + hashlib.sha256(ids.tobytes()).hexdigest()[:12]
-
-
-def run_key(settings: DesignSettings, dataset: str, pool: str, seed: int,
-            annotator: str) -> str:
-    """The run's identity: the settings that differ from their defaults (so a new field with
-    a default never changes a key), dataset, pool fingerprint, seed and annotator."""
-    blob = json.dumps([settings.name, settings.changed(), dataset, pool, str(seed), annotator],
-                      sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-class _Judgments:
-    """Known judgments per annotator: the store's (read once, then kept up to date) or memory."""
-
-    def __init__(self, store: LabelStore | None, dataset: str) -> None:
-        self.store, self.dataset = store, dataset
-        self.by: dict[str, dict[str, Judgment]] = {}
-
-    def of(self, annotator: str) -> dict[str, Judgment]:
-        if annotator not in self.by:
-            self.by[annotator] = ({} if self.store is None else
-                                  {j.item: j for j in self.store.judgments(self.dataset,
-                                                                           annotator)})
-        return self.by[annotator]
 
 
 class Campaign:
@@ -128,7 +64,7 @@ class Campaign:
         self.observer: Callable[["Campaign"], None] | None = None   # called after each draw
         self.token = claim_token()
         self.poll_seconds = 0.02
-        self.known = _Judgments(store, dataset)
+        self.known = Judgments(store, dataset)
         self.collected = Collected()
         self.new = self.reused = self.votes = self.disagreements = 0
         self._counted: set[tuple[str, str]] = set()
@@ -169,7 +105,7 @@ class Campaign:
         """The campaign of this run. ``annotator``: one name, or the members of a panel whose
         majority is the label (asked in order until a strict majority)."""
         if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
-            raise AssayInputError("--seed", repr(seed), expected=f"an integer in [0, 2^63 − 1]")
+            raise AssayInputError("--seed", repr(seed), expected="an integer in [0, 2^63 − 1]")
         if budget < 1:
             raise AssayInputError("--budget", f"{budget}", expected="a positive number of "
                                                                     "labels")

@@ -26,7 +26,7 @@ from assay.core.types import Draws, Estimate
 
 if TYPE_CHECKING:
     from assay.designs import Design
-    from assay.evaluation import Collected
+    from assay.runs import Collected
 
 
 def _distinct(draws: Draws, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +81,7 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
 
     >>> import numpy as np
     >>> from assay.designs import UniformWithoutReplacement
-    >>> from assay.evaluation import Collected
+    >>> from assay.runs import Collected
     >>> des = UniformWithoutReplacement(4, 4, np.random.default_rng(0))
     >>> c = Collected()
     >>> for i in range(4):

@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from assay.campaign import MAX_DRAWS_PER_LABEL, Campaign, Collected, Undo, default_dataset
+from assay.campaign import MAX_DRAWS_PER_LABEL, Campaign, default_dataset
+from assay.runs import Collected, Undo
 from assay.core.measures import MEASURES
 from assay.core.types import Draw, Estimate
 from assay.designs import Design

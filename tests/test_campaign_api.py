@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from assay.campaign import Campaign, Undo
+from assay.campaign import Campaign
+from assay.runs import Undo
 from assay.designs.settings import StratifiedSettings
 from assay.evaluation import evaluate
 from assay.formats.pool import load_pool

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from assay.campaign import run_key
+from assay.runs import run_key
 from assay.designs.settings import (AutoSettings, StratifiedSettings, settings_from_dict,
                                     settings_from_options)
 from assay.errors import AssayInputError, LabelConflict, StoreError
