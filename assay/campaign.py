@@ -382,5 +382,4 @@ class Campaign:
         return notes
 
 
-__all__ = ["Campaign", "Collected", "ItemRequest", "Undo", "default_dataset",
-           "pool_fingerprint", "run_key"]
+__all__ = ["Campaign", "MAX_SEED", "default_dataset"]
