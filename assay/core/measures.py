@@ -15,15 +15,8 @@ been labelled) no estimate and no interval is given rather than a false one.
 Predictions may be an (n draws × m systems) matrix: :func:`f_measures` estimates every system
 from the same draws in one call, as m single-system calls would (the totals are per column).
 
->>> import numpy as np
->>> from assay.core.totals import StratifiedSample
->>> s = StratifiedSample(stratum=np.zeros(4, dtype=np.int64), sizes=np.array([8]))
->>> e = f_measure(s, np.array([1, 1, 0, 0]), np.array([1, 0, 1, 0]), alpha=1.0)
->>> e.measure, e.estimate, e.method
-('precision', 0.5, 'exact')
->>> [x.estimate for x in f_measures(s, np.array([1, 1, 0, 0]),
-...                                 np.array([[1, 1], [0, 1], [1, 1], [0, 0]]), alpha=0.0)]
-[0.5, 1.0]
+>>> sorted(MEASURES.items(), key=lambda kv: kv[1])
+[('recall', 0.0), ('f1', 0.5), ('precision', 1.0)]
 """
 from __future__ import annotations
 
