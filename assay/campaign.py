@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from assay.core.types import Draw, Estimate
+from assay.core.vote import NO_LABEL, panel_decision
 from assay.designs import Design, build_design
 from assay.designs.settings import DesignSettings
 from assay.errors import AssayInputError
@@ -54,7 +55,8 @@ class Campaign:
 
     def __init__(self, store: LabelStore | None, pool: Pool, settings: DesignSettings,
                  seed: int, dataset: str, annotators: Sequence[str], budget: int,
-                 confidence: float, interval: str, role: Role, panel_name: str) -> None:
+                 confidence: float, interval: str, role: Role, panel_name: str,
+                 design: Design | None = None) -> None:
         self.store, self.pool, self.settings, self.seed = store, pool, settings, seed
         self.dataset, self.members, self.role = dataset, list(annotators), role
         self.annotator, self.confidence, self.interval = panel_name, confidence, interval
@@ -76,7 +78,7 @@ class Campaign:
         self._pending: Draw | None = None
         self._pending_draws: list[tuple[int, StoredDraw]] = []
         self.run_id, stored, ext = -1, [], [(self.target, 0)]
-        self._fp = pool_fingerprint(pool)
+        self._fp = pool_fingerprint(pool) if store is not None else ""
         if store is not None:
             key = run_key(settings, dataset, self._fp, seed, panel_name)
             run = store.open_run(key, dataset=dataset, pool=self._fp, pool_ids=pool.fingerprint(),
@@ -86,7 +88,7 @@ class Campaign:
         self._stored = stored
         self._ext = list(ext)
         self._applied = 1
-        self.design: Design = build_design(
+        self.design: Design = design if design is not None else build_design(
             settings, n=pool.size, predictions=pool.prediction,
             score=pool.score if pool.score is not None else pool.probability,
             prior=pool.prior_probability(), budget=self._ext[0][0],
@@ -101,9 +103,13 @@ class Campaign:
     def open(cls, store: LabelStore | None, pool: Pool, settings: DesignSettings, seed: int,
              dataset: str, annotator: str | Sequence[str], budget: int,
              confidence: float = 0.95, interval: str = "auto",
-             role: Role = Role.ASSESSOR) -> "Campaign":
+             role: Role = Role.ASSESSOR, design: Design | None = None) -> "Campaign":
         """The campaign of this run. ``annotator``: one name, or the members of a panel whose
-        majority is the label (asked in order until a strict majority)."""
+        majority is the label (asked in order until a strict majority). ``design``: a design
+        already built (simulations that share precomputed strata), for a campaign without a
+        store only (a stored run rebuilds its design from its saved settings)."""
+        if design is not None and store is not None:
+            raise ValueError("a prebuilt design is for in-memory campaigns (store=None)")
         if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
             raise AssayInputError("--seed", repr(seed), expected="an integer in [0, 2^63 − 1]")
         if budget < 1:
@@ -114,7 +120,7 @@ class Campaign:
         if store is not None:
             store.claim_dataset(dataset, pool.id_columns)
         camp = cls(store, pool, settings, int(seed), dataset, members, budget, confidence,
-                   interval, role, name)
+                   interval, role, name, design)
         camp._note_rescored()
         return camp
 
@@ -193,9 +199,13 @@ class Campaign:
                 if self._pending is None:
                     continue
             d = self._pending
-            key = self.pool.key(d.index)
             known = self.collected.labelled.get(d.index)
-            res = known if known is not None else self._resolve(key)
+            if known is not None:           # a repeat draw reuses its label (hot path)
+                self._pending = None
+                self._accept(d, None, known)
+                continue
+            key = self.pool.key(d.index)
+            res = self._resolve(key)
             if isinstance(res, str):
                 if self._claim(key, res):
                     return [ItemRequest(d.index, key, res, d)]
@@ -230,7 +240,7 @@ class Campaign:
             return None
         return d
 
-    def _accept(self, d: Draw, key: str, label: int) -> None:
+    def _accept(self, d: Draw, key: str | None, label: int) -> None:
         c = self.collected
         if label == _SKIP:
             c.skipped.add(d.index)
@@ -245,6 +255,7 @@ class Campaign:
             self.observer(self)
         if self.store is None:
             return
+        key = self.pool.key(d.index) if key is None else key
         sd = StoredDraw(seq, key, d.stratum, d.probability, str(getattr(d.kind, "value", d.kind)))
         if seq < len(self._stored):
             if self._stored[seq].item != key:
@@ -258,10 +269,10 @@ class Campaign:
             self.flush()
 
     def _resolve(self, key: str) -> int | str:
-        """The item's label (0/1), ``_SKIP``, or the name of the annotator to ask next."""
+        """The item's label (0/1), ``_SKIP``, or the name of the annotator to ask next (a
+        panel asks in turn until :func:`assay.core.vote.panel_decision` decides)."""
         count = [0, 0]
         m = len(self.members)
-        need = m // 2 + 1
         for j, who in enumerate(self.members):
             entry = self.known.of(who).get(key)
             if entry is None or entry.status == Status.PENDING:
@@ -272,11 +283,10 @@ class Campaign:
                 self._count(who, key)
                 if m == 1:
                     return v
-            if max(count) >= need:
+            decided = panel_decision(count[1], count[0], m - j - 1, m)
+            if decided is not None:
                 self._panel_stats(count)
-                return int(count[1] > count[0])
-            if max(count) + m - j - 1 < need:
-                break
+                return _SKIP if decided == NO_LABEL else decided
         if m > 1:
             self._panel_stats(count)
         return _SKIP

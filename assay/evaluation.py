@@ -6,12 +6,14 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
+import pandas as pd
 
-from assay.campaign import MAX_DRAWS_PER_LABEL, Campaign, default_dataset
+from assay.campaign import Campaign, default_dataset
 from assay.runs import Collected, Undo
 from assay.core.measures import MEASURES
 from assay.core.types import Draw, Estimate
@@ -30,57 +32,41 @@ class HistoryPoint:
     estimates: dict[str, Estimate]
 
 
+@functools.lru_cache(maxsize=4)
+def _anonymous_pool(n: int) -> Pool:
+    """A pool of ``n`` items known only by their index (for :func:`collect`)."""
+    return Pool(ids=pd.DataFrame({"id": np.arange(n).astype(str)}),
+                prediction=np.zeros(n, dtype=np.int8), source="<simulation>")
+
+
 def collect(design: Design, get_label: Callable[[int], int], budget: int,
-            on_label: Callable[[Collected], None] | None = None,
-            known: dict[int, int] | None = None, undo: Callable[[int], None] | None = None
-            ) -> Collected:
-    """Draw until ``budget`` distinct items are labelled or the design is exhausted.
+            on_label: Callable[[Collected], None] | None = None) -> Collected:
+    """Draw until ``budget`` distinct items are labelled or the design is exhausted: an
+    in-memory :class:`~assay.campaign.Campaign` over ``design`` (the one sampling loop of
+    assay), labels from ``get_label(index)``.
 
     A repeat draw of an item already labelled in this run costs nothing (the budget counts
     distinct labels). ``get_label`` may answer ``SKIP`` (the item stays unlabelled and is not
     asked again) or ``UNDO`` (the previous label is withdrawn and asked again).
     """
-    out = Collected()
-    cap = MAX_DRAWS_PER_LABEL * max(budget, 1)
-    while out.distinct < budget and not design.exhausted() and len(out.draws) < cap:
-        d = design.draw()
-        if d.index in out.skipped:
-            continue
-        if d.index in out.labelled:
-            lab = out.labelled[d.index]
+    n = getattr(design, "n", None) or int(design.stratum_sizes().sum())
+    pool = _anonymous_pool(int(n))
+    camp = Campaign.open(None, pool, settings_from_options(design.name, None), 0, "collect",
+                         "oracle", max(int(budget), 1), design=design)
+    if on_label is not None:
+        camp.observer = lambda c: on_label(c.collected)
+    while True:
+        req = camp.next_items(1)
+        if not req:
+            return camp.collected
+        q = req[0]
+        lab = get_label(q.index)
+        if lab == UNDO:
+            camp.record([Undo(q.annotator)])
+        elif lab == SKIP:
+            camp.record([Judgment(q.key, q.annotator, None, Status.SKIPPED)])
         else:
-            lab = get_label(d.index)
-            while lab == UNDO:
-                if out.labelled and undo is not None:
-                    _undo_last(out, design, get_label, undo)
-                lab = get_label(d.index)
-            if lab == SKIP:
-                out.skipped.add(d.index)
-                design.skip(d)
-                continue
-            out.labelled[d.index] = lab
-        out.draws.append(d)
-        out.labels.append(int(lab))
-        design.update(d, int(lab))
-        if on_label is not None:
-            on_label(out)
-    return out
-
-
-def _undo_last(out: Collected, design: Design, get_label: Callable[[int], int],
-               undo: Callable[[int], None]) -> None:
-    """Withdraw the most recent new label and ask for it again (the draw stays as it was)."""
-    last = next(reversed(out.labelled))
-    undo(last)
-    lab = get_label(last)
-    while lab == UNDO:
-        lab = get_label(last)
-    if lab == SKIP:
-        lab = out.labelled[last]  # an undo followed by a skip keeps the old answer
-    out.labelled[last] = lab
-    for j, d in enumerate(out.draws):
-        if d.index == last:
-            out.labels[j] = lab
+            camp.record([Judgment(q.key, q.annotator, int(lab))])
 
 
 @dataclass

@@ -55,4 +55,19 @@ def majority(ones: np.ndarray, zeros: np.ndarray, *, quorum: int = 1, tie: Tie =
     return out
 
 
-__all__ = ["NO_LABEL", "Tie", "majority"]
+def panel_decision(ones: int, zeros: int, remaining: int, size: int) -> int | None:
+    """A panel of ``size`` annotators asked in turn: the label once a strict majority of the
+    panel (⌊m/2⌋ + 1 of m votes) agrees, ``NO_LABEL`` once the ``remaining`` members can no
+    longer make one, None while undecided (ask the next member).
+
+    >>> panel_decision(1, 1, 1, 3) is None, panel_decision(2, 1, 0, 3), panel_decision(1, 0, 0, 3)
+    (True, 1, -1)
+    """
+    need = size // 2 + 1
+    label = int(majority(np.array([ones]), np.array([zeros]), quorum=need)[0])
+    if label != NO_LABEL:
+        return label
+    return NO_LABEL if max(ones, zeros) + remaining < need else None
+
+
+__all__ = ["NO_LABEL", "Tie", "majority", "panel_decision"]

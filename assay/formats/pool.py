@@ -34,6 +34,7 @@ class Pool:
     source: str = "<pool>"
     extra: pd.DataFrame | None = field(default=None, repr=False)  # other columns, shown to annotators
     _key_index: dict[str, int] | None = field(default=None, repr=False)
+    _key_list: list[str] | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
@@ -44,9 +45,11 @@ class Pool:
         return list(self.ids.columns)
 
     def key(self, i: int) -> str:
-        """The item's store key: its id values as text, tab-separated."""
-        row = self.ids.iloc[int(i)]
-        return KEY_SEPARATOR.join(str(v) for v in row.tolist())
+        """The item's store key: its id values as text, tab-separated (all keys are made once,
+        on first use: a per-item row lookup dominated the sampling loop)."""
+        if self._key_list is None:
+            self._key_list = self.keys()
+        return self._key_list[int(i)]
 
     def keys(self, idx: Sequence[int] | np.ndarray | None = None) -> list[str]:
         sub = self.ids if idx is None else self.ids.iloc[np.asarray(idx, dtype=np.int64)]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from assay.core.vote import NO_LABEL, panel_decision
 from assay.errors import AssayInputError
 from assay.formats.pool import (KEY_SEPARATOR, Pool, binary_column, check_ids, id_text,
                                 read_table, where)
@@ -107,13 +108,13 @@ class Panel(LabelSource):
     independent annotators of error rate e the majority of three errs with probability
     3e² − 2e³ (0.028 for e = 0.1). Each vote is stored under its member's name, so a later
     evaluation can aggregate differently (e.g. Dawid–Skene, :mod:`assay.labels.aggregation`).
-    ``ask`` (set by :func:`assay.evaluation.evaluate`) routes each question through the label
-    store; ``votes`` counts the answers given, ``disagreements`` the items whose votes differed.
+    The decision rule is :func:`assay.core.vote.panel_decision` (the campaign asks a panel with
+    the same rule); ``votes`` counts the answers given, ``disagreements`` the items whose votes
+    differed.
     """
 
     members: list[LabelSource]
     annotator: str = ""
-    ask: Callable[[LabelSource, int, str], int] | None = None
     votes: int = 0
     disagreements: int = 0
 
@@ -133,18 +134,18 @@ class Panel(LabelSource):
 
     def label(self, index: int, key: str) -> int:
         count = [0, 0]
+        m = len(self.members)
         for j, member in enumerate(self.members):
-            v = self.ask(member, index, key) if self.ask is not None else member.label(index, key)
+            v = member.label(index, key)
             if v == UNDO:
                 return UNDO
             if v in (0, 1):
                 count[v] += 1
                 self.votes += 1
-            if max(count) >= self.needed:
+            decided = panel_decision(count[1], count[0], m - j - 1, m)
+            if decided is not None:
                 self.disagreements += min(count) > 0
-                return int(count[1] > count[0])
-            if max(count) + len(self.members) - j - 1 < self.needed:
-                break
+                return SKIP if decided == NO_LABEL else decided
         self.disagreements += min(count) > 0
         return SKIP
 
