@@ -64,13 +64,9 @@ def campaign(rng: np.random.Generator, memb: np.ndarray, is_true: np.ndarray,
                             for k in range(m)])
     src = np.repeat(np.arange(m), per_system)
     dens, f = dens_all[items], is_true[items].astype(float)
-    mu, cov = np.zeros(m + 1), np.zeros((m + 1, m + 1))
-    for i in range(m):
-        e, c = mixture_mean(src, dens[:, :m], dens[:, [i, m]], f, pis[i])
-        mu[i], cov[i, i], cov[i, m] = e[0], c[0, 0], c[0, 1]
-        cov[m, i] = cov[i, m]
-        if i == 0:
-            mu[m], cov[m, m] = e[1], c[1, 1]
+    mu, cov = np.zeros((m, 2)), np.zeros((m, 2, 2))
+    for i in range(m):     # the system's and the pool's precision under the system's mixture
+        mu[i], cov[i] = mixture_mean(src, dens[:, :m], dens[:, [i, m]], f, pis[i])
     sampled = rng.choice(len(link_pid), size=units, replace=False)   # file-A records
     pid = link_pid[sampled]
     in_pool = (pid >= 0).astype(float)

@@ -105,28 +105,31 @@ def open_world_recall(mu: np.ndarray, mu_cov: np.ndarray, sizes: np.ndarray, poo
                       n_units: int) -> RecallParts:
     """Open-world recall of every system (module docstring).
 
-    ``mu`` (m + 1,): the systems' precisions then the pool's, with covariance ``mu_cov``
-    (from :func:`assay.core.mixture.mixture_mean` with the pool's distribution as the last
-    target); ``sizes`` (m,): |X_i|; ``pool_size``: |P|; for each exhaustively annotated unit:
+    ``mu`` (m, 2): for each system, its precision μ_i and the pool's precision μ_P, both
+    estimated from the same draws under the system's own mixture, with ``mu_cov`` (m, 2, 2)
+    their covariance (:func:`assay.core.mixture.mixture_mean` with targets p_i and the pool's
+    distribution; one mixture per system — mixing a pool estimate made under one mixture with
+    a covariance made under another gave recall intervals that covered 0.82);
+    ``sizes`` (m,): |X_i|; ``pool_size``: |P|; for each exhaustively annotated unit:
     ``in_pool`` a_u, ``true_items`` b_u and ``found`` (units × m) c_ui; ``n_units`` the units
     of the corpus.
 
-    >>> parts = open_world_recall(np.array([0.5, 0.5]), np.diag([1e-4, 1e-4]), np.array([10]),
-    ...                           10, np.array([1, 1]), np.array([2, 2]),
+    >>> parts = open_world_recall(np.array([[0.5, 0.5]]), np.array([np.diag([1e-4, 1e-4])]),
+    ...                           np.array([10]), 10, np.array([1, 1]), np.array([2, 2]),
     ...                           np.array([[1], [1]]), 100)
     >>> float(parts.theta), float(parts.pooled[0]), float(parts.product[0])
     (0.5, 1.0, 0.5)
     """
-    mu = np.asarray(mu, dtype=np.float64)
-    cov = np.asarray(mu_cov, dtype=np.float64)
-    m = mu.shape[0] - 1
+    mu = np.asarray(mu, dtype=np.float64).reshape(-1, 2)
+    cov = np.asarray(mu_cov, dtype=np.float64).reshape(-1, 2, 2)
+    m = mu.shape[0]
     sizes = np.asarray(sizes, dtype=np.float64)
     found = np.asarray(found, dtype=np.float64).reshape(-1, m)
     theta, v_theta = unit_ratio(in_pool, true_items, n_units)
-    mi, mp = mu[:m], mu[m]
+    mi, mp = mu[:, 0], mu[:, 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         nu = sizes * mi / (pool_size * mp)
-        rel = cov[np.arange(m), np.arange(m)] / mi**2 + cov[m, m] / mp**2 - 2 * cov[:m, m] / (mi * mp)
+        rel = cov[:, 0, 0] / mi**2 + cov[:, 1, 1] / mp**2 - 2 * cov[:, 0, 1] / (mi * mp)
         v_nu = nu**2 * np.maximum(rel, 0.0)
     prod = theta * nu
     v_prod = nu**2 * v_theta + theta**2 * v_nu + v_theta * v_nu
@@ -159,22 +162,21 @@ def joint_estimates(mu: np.ndarray, mu_cov: np.ndarray, n_success: np.ndarray,
     interval (tests/core/test_open_world.py). With very few labelled false items a delta
     interval can still be too narrow; the counts are kept in ``extra`` so a caller can see it.
 
-    >>> parts = open_world_recall(np.array([0.5, 0.5]), np.diag([1e-3, 1e-3]), np.array([10]),
-    ...                           10, np.array([1, 1]), np.array([2, 2]),
-    ...                           np.array([[1], [1]]), 100)
-    >>> est = joint_estimates(np.array([0.5, 0.5]), np.diag([1e-3, 1e-3]), np.array([20]),
-    ...                       np.array([20]), parts)
+    >>> mu, cov = np.array([[0.5, 0.5]]), np.array([np.diag([1e-3, 1e-3])])
+    >>> parts = open_world_recall(mu, cov, np.array([10]), 10, np.array([1, 1]),
+    ...                           np.array([2, 2]), np.array([[1], [1]]), 100)
+    >>> est = joint_estimates(mu, cov, np.array([20]), np.array([20]), parts)
     >>> sorted(est), round(est["f1"][0].estimate, 3)
     (['exhaustive_recall', 'f1', 'hybrid_recall', 'pooled_recall', 'precision', 'recall'], 0.5)
     """
-    mu = np.asarray(mu, dtype=np.float64)
-    cov = np.asarray(mu_cov, dtype=np.float64)
-    m = mu.shape[0] - 1
+    mu = np.asarray(mu, dtype=np.float64).reshape(-1, 2)
+    cov = np.asarray(mu_cov, dtype=np.float64).reshape(-1, 2, 2)
+    m = mu.shape[0]
     out: dict[str, list[Estimate]] = {k: [] for k in ("precision", "recall", "f1",
                                                        "pooled_recall", "exhaustive_recall",
                                                        "hybrid_recall")}
     for i in range(m):
-        p, vp = float(mu[i]), float(cov[i, i])
+        p, vp, mp = float(mu[i, 0]), float(cov[i, 0, 0]), float(mu[i, 1])
         k, n_i = int(n_success[i]), int(n_success[i] + n_fail[i])
         lo, hi, method, n_eff = ratio_interval(min(max(p, 0.0), 1.0), vp, n_i, confidence,
                                                "delta", n_i - k, k)
@@ -187,11 +189,11 @@ def joint_estimates(mu: np.ndarray, mu_cov: np.ndarray, n_success: np.ndarray,
                                       "open-world: recall of the pool (exhaustively annotated "
                                       "units) times the system's share of the pool's true items"))
         # F1 = 2PR/(P + R), R = θ s μ_i/(|P| μ_P): gradient over (μ_i, μ_P, θ)
-        if p + r > 0 and p > 0 and mu[m] > 0 and parts.theta > 0:
+        if p + r > 0 and p > 0 and mp > 0 and parts.theta > 0:
             d_p, d_r = 2 * r * r / (p + r) ** 2, 2 * p * p / (p + r) ** 2
-            grad = np.array([d_p + d_r * r / p, -d_r * r / mu[m], d_r * r / parts.theta])
+            grad = np.array([d_p + d_r * r / p, -d_r * r / mp, d_r * r / parts.theta])
             sub = np.zeros((3, 3))
-            sub[:2, :2] = cov[np.ix_([i, m], [i, m])]
+            sub[:2, :2] = cov[i]
             sub[2, 2] = parts.theta_var
             f, vf = 2 * p * r / (p + r), float(grad @ sub @ grad)
         else:

@@ -39,13 +39,9 @@ def _campaign(rng, unit, truth, memb, pis, n=40, n_ex=60):
     items = np.concatenate([rng.choice(np.flatnonzero(memb[:, k]), n) for k in range(m)])
     src = np.repeat(np.arange(m), n)
     dens, f = dens_all[items], truth[items].astype(float)
-    mu, cov = np.zeros(m + 1), np.zeros((m + 1, m + 1))
-    for i in range(m):
-        e, c = mixture_mean(src, dens[:, :m], dens[:, [i, m]], f, pis[i])
-        mu[i], cov[i, i], cov[i, m] = e[0], c[0, 0], c[0, 1]
-        cov[m, i] = cov[i, m]
-        if i == 0:      # the pool's precision under the first system's mixture (any covering π)
-            mu[m], cov[m, m] = e[1], c[1, 1]
+    mu, cov = np.zeros((m, 2)), np.zeros((m, 2, 2))
+    for i in range(m):     # the system's and the pool's precision under the system's mixture
+        mu[i], cov[i] = mixture_mean(src, dens[:, :m], dens[:, [i, m]], f, pis[i])
     n_units = unit.max() + 1
     us = rng.choice(n_units, n_ex, replace=False)
     sel = np.isin(unit, us)
