@@ -153,6 +153,11 @@ class Campaign:
         c = self.collected
         if self._reask or self._pending is not None:
             return False
+        if (self._applied == len(self._ext) and len(c.draws) < self._cap
+                and c.distinct < min(self.target, self._design_budget)
+                and c.distinct + len(c.skipped) < self.pool.size
+                and not self.design.exhausted()):
+            return False                    # the common case, checked cheaply (every draw)
         if c.distinct >= self.target or c.distinct + len(c.skipped) >= self.pool.size:
             return True
         if len(c.draws) >= self._cap:
