@@ -60,6 +60,9 @@ def one_line(res, code=2) -> str:
     (["--design", "magic"], ["--design", "magic"]),
     (["--confidence", "nan"], ["--confidence"]),
     (["--no-such-option"], ["--no-such-option"]),
+    (["--epsilon", "2", "--design", "stratified"], ["--epsilon", "(0, 1]"]),  # was ignored
+    (["--strata", "geo", "--design", "passive"], ["--strata", "geo"]),
+    (["--fpr", "2"], ["--fpr", "[0, 1]"]),
 ])
 def test_bad_options_are_one_line_exit_2(files, args, needles):
     line = one_line(run(files, *args))

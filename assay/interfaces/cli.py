@@ -43,6 +43,16 @@ class DesignName(str, Enum):
     oasis = "oasis"
 
 
+class StrataName(str, Enum):
+    csf = "csf"
+    equal = "equal"
+
+
+class AllocationName(str, Enum):
+    neyman = "neyman"
+    proportional = "proportional"
+
+
 class OnConflict(str, Enum):
     fail = "fail"
     keep = "keep"
@@ -174,9 +184,11 @@ def evaluate(
     dataset: Optional[str] = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Whose labels these are."),
     id_col: Optional[list[str]] = ID_OPT,
-    strata: str = typer.Option("csf", help="Stratified: 'csf' or 'equal' strata."),
+    strata: StrataName = typer.Option(StrataName.csf, help="Stratified: 'csf' or 'equal' "
+                                                            "strata."),
     n_strata: int = typer.Option(30, min=1, help="Stratified: number of strata."),
-    allocation: str = typer.Option("neyman", help="Stratified: 'neyman' or 'proportional'."),
+    allocation: AllocationName = typer.Option(AllocationName.neyman, help="Stratified: 'neyman' "
+                                                                        "or 'proportional'."),
     epsilon: float = typer.Option(0.1, help="Importance: weight of the uniform mixture."),
     replace: bool = typer.Option(False, help="Passive: sample with replacement."),
     fpr: float = typer.Option(0.0, help="Simulate an annotator with this false-positive rate."),
@@ -196,14 +208,19 @@ def evaluate(
     from assay.formats.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
+    if not 0.0 < epsilon <= 1.0:
+        raise AssayInputError("--epsilon", str(epsilon), expected="a number in (0, 1]")
+    for option, rate in (("--fpr", fpr), ("--fnr", fnr)):
+        if not 0.0 <= rate <= 1.0:
+            raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
     _check_run(seed, json_out, report)
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
     if fpr or fnr or votes > 1:
         src = simulated_panel(src, votes, fpr, fnr, seed)
     _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
-         annotator, _options(strata, n_strata, allocation, epsilon, replace), id_col,
-         on_conflict=on_conflict.value)
+         annotator, _options(strata.value, n_strata, allocation.value, epsilon, replace),
+         id_col, on_conflict=on_conflict.value)
 
 
 @app.command()
