@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 
 from assay.campaign import Campaign, default_dataset
-from assay.runs import Collected, Undo
+from assay.runs import Collected, as_entry
 from assay.core.measures import MEASURES
 from assay.core.types import Draw, Estimate
 from assay.designs import Design
 from assay.designs.settings import DesignSettings, settings_from_dict, settings_from_options
 from assay.errors import AssayInputError, LabelConflict
 from assay.formats.pool import Pool, load_pool
-from assay.labels.sources import SKIP, UNDO, ArrayLabels, LabelSource, Panel, label_source
-from assay.labels.store import Judgment, LabelStore, Status
+from assay.labels.sources import ArrayLabels, LabelSource, Panel, label_source
+from assay.labels.store import Judgment, LabelStore
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,7 @@ def collect(design: Design, get_label: Callable[[int], int], budget: int,
         req = camp.next_items(1)
         if not req:
             return camp.collected
-        q = req[0]
-        lab = get_label(q.index)
-        if lab == UNDO:
-            camp.record([Undo(q.annotator)])
-        elif lab == SKIP:
-            camp.record([Judgment(q.key, q.annotator, None, Status.SKIPPED)])
-        else:
-            camp.record([Judgment(q.key, q.annotator, int(lab))])
+        camp.record([as_entry(req[0], get_label(req[0].index))])
 
 
 @dataclass
@@ -225,13 +218,7 @@ def _drive(camp: Campaign, sources: dict[str, LabelSource]) -> None:
         if not reqs:
             return
         r = reqs[0]
-        v = sources[r.annotator].label(r.index, r.key)
-        if v == UNDO:
-            camp.record([Undo(r.annotator)])
-        elif v == SKIP:
-            camp.record([Judgment(r.key, r.annotator, None, Status.SKIPPED)])
-        else:
-            camp.record([Judgment(r.key, r.annotator, int(v))])
+        camp.record([as_entry(r, sources[r.annotator].label(r.index, r.key))])
 
 
 def check_conflicts(store: LabelStore, dataset: str, pool: Pool, members: list[LabelSource],

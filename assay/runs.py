@@ -15,6 +15,8 @@ import numpy as np
 from assay.core.types import Draw
 from assay.designs.settings import DesignSettings
 from assay.formats.pool import Pool
+from assay.labels.schema import Status
+from assay.labels.sources import SKIP, UNDO
 from assay.labels.store import Judgment, LabelStore
 
 
@@ -81,4 +83,18 @@ class Judgments:
         return self.by[annotator]
 
 
-__all__ = ["Collected", "ItemRequest", "Undo", "pool_fingerprint", "run_key"]
+def as_entry(request: ItemRequest, answer: int) -> Judgment | Undo:
+    """What the campaign records for a label source's ``answer`` to ``request``: a judgment,
+    the status *skipped*, or an undo.
+
+    >>> as_entry(ItemRequest(3, "k3", "ann", Draw(3, 0.5)), 1).value
+    1
+    """
+    if answer == UNDO:
+        return Undo(request.annotator)
+    if answer == SKIP:
+        return Judgment(request.key, request.annotator, None, Status.SKIPPED)
+    return Judgment(request.key, request.annotator, int(answer))
+
+
+__all__ = ["Collected", "ItemRequest", "Undo", "as_entry", "pool_fingerprint", "run_key"]
