@@ -157,3 +157,27 @@ def test_v0_layout_migrates_on_postgresql(postgres_url):
     assert len(store.labels("ds1", "<lambda>")) == 181 and len(store.statuses("ds2", "ann")) == 11
     assert "postgresql" in store.location and "assay:***@" in store.location
     store.close()
+
+
+def test_the_independently_recorded_v0_store_migrates_and_resumes(tmp_path, er_frames):
+    """``tests/data/store_v0_1_0.db``, written by another hand from release 0.1.0 on the real
+    restaurant pool (its README gives the counts): no row lost, the skips are statuses, and the
+    recorded run resumes on the current code with nothing asked again."""
+    dst = tmp_path / "v010.db"
+    shutil.copy(DATA / "store_v0_1_0.db", dst)
+    store = LabelStore(dst)
+    assert store.previous_version == 0
+    assert len(store.labels("restaurant", "gold")) == 120
+    assert len(store.labels("skips", "label")) == 40
+    assert set(store.statuses("skips", "label").values()) == {Status.SKIPPED}
+    assert len(store.statuses("skips", "label")) == 24
+    raw = sqlite3.connect(dst)
+    assert raw.execute("SELECT count(*) FROM assay_judgments").fetchone()[0] == 184
+    assert raw.execute("SELECT count(*) FROM assay_draws").fetchone()[0] == 160
+    store.close()
+    df = er_frames["restaurant"]
+    truth = {f"{a}\t{b}": int(v) for a, b, v in zip(df["left_id"], df["right_id"], df["label"])}
+    oracle = Counting(truth, "gold")
+    res = evaluate(df.drop(columns="label"), oracle, budget=120, seed=5, store=str(dst),
+                   dataset="restaurant")
+    assert oracle.asked == [] and res.new_labels == 0 and res.labels_used == 120
