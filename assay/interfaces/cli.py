@@ -9,6 +9,7 @@ after the outputs are written. ``q`` in ``assay label`` stops calmly (code 0); C
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -167,23 +168,34 @@ ID_OPT = typer.Option(None, "--id", help="Id column of the pool; repeat for seve
                                          "(--id doc --id sec).")
 
 
+def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``fn``'s keyword-only parameters named like the options every labelling command
+    shares (design, seed, confidence, store, json, report, dataset, id) their typer options:
+    typer reads a command's options from its signature, and this way they are declared once."""
+    shared = {"design": (Optional[DesignName], DESIGN_OPT), "seed": (int, SEED_OPT),
+              "confidence": (float, CONFIDENCE_OPT), "store": (str, STORE_OPT),
+              "json_out": (Optional[Path], JSON_OPT), "report": (Optional[Path], REPORT_OPT),
+              "dataset": (Optional[str], DATASET_OPT), "id_col": (Optional[list[str]], ID_OPT)}
+    sig = inspect.signature(fn)
+    params = [p.replace(annotation=shared[p.name][0], default=shared[p.name][1])
+              if p.kind is p.KEYWORD_ONLY and p.name in shared else p
+              for p in sig.parameters.values()]
+    fn.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    fn.__annotations__.update({name: ann for name, (ann, _) in shared.items()
+                               if name in sig.parameters})
+    return fn
+
+
 @app.command()
 @user_errors
+@run_options
 def evaluate(
     pool: Path = typer.Argument(..., help="Pool: Parquet/CSV with id column(s), prediction, "
                                           "and optionally score/probability."),
     labels: Path = typer.Option(..., "--labels", help="Gold file (id + label) playing the "
                                                       "annotator."),
-    design: Optional[DesignName] = DESIGN_OPT,
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
-    seed: int = SEED_OPT,
-    confidence: float = CONFIDENCE_OPT,
-    store: str = STORE_OPT,
-    json_out: Optional[Path] = JSON_OPT,
-    report: Optional[Path] = REPORT_OPT,
-    dataset: Optional[str] = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Whose labels these are."),
-    id_col: Optional[list[str]] = ID_OPT,
     strata: StrataName = typer.Option(StrataName.csf, help="Stratified: 'csf' or 'equal' "
                                                             "strata."),
     n_strata: int = typer.Option(30, min=1, help="Stratified: number of strata."),
@@ -199,6 +211,8 @@ def evaluate(
     on_conflict: OnConflict = typer.Option(OnConflict.fail, help="When the gold file "
                                            "disagrees with stored labels: fail, keep the "
                                            "stored ones, or replace them."),
+    *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
+    dataset: Any, id_col: Any,
 ) -> None:
     """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels.
 
@@ -225,18 +239,13 @@ def evaluate(
 
 @app.command()
 @user_errors
+@run_options
 def label(
     pool: Path = typer.Argument(..., help="Pool to label (Parquet/CSV)."),
-    design: Optional[DesignName] = DESIGN_OPT,
     budget: int = typer.Option(100, min=1, help="Distinct labels to give."),
-    seed: int = SEED_OPT,
-    confidence: float = CONFIDENCE_OPT,
-    store: str = STORE_OPT,
-    json_out: Optional[Path] = JSON_OPT,
-    report: Optional[Path] = REPORT_OPT,
-    dataset: Optional[str] = DATASET_OPT,
     annotator: Optional[str] = typer.Option(None, help="Your name (default: $USER)."),
-    id_col: Optional[list[str]] = ID_OPT,
+    *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
+    dataset: Any, id_col: Any,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
     from assay.campaign import default_dataset
