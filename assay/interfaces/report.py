@@ -37,7 +37,8 @@ def history_figure(result: EvaluationResult, truth: dict[str, float] | None = No
         ax.set_xscale("log")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
-    axes[0].legend(loc="lower right", fontsize=8)
+    if axes[0].get_legend_handles_labels()[0]:      # nothing to name before any estimate
+        axes[0].legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
