@@ -1,16 +1,27 @@
-"""Seeded simulation of a design against known truth: bias, RMSE and interval coverage.
+"""Seeded simulation against known truth: bias, RMSE and interval coverage.
 
-Used by the tests and benchmarks, and by users planning a budget on a labelled pilot pool.
+* :func:`simulate` runs any design through the campaign (:func:`assay.evaluation.collect`)
+  on a pool with known labels — the tests, the benchmarks, and users planning a budget on a
+  labelled pilot pool.
+* :func:`simulate_two_phase` is its sufficient-statistic form for stratified two-phase
+  evaluation (seed 004), vectorised over repetitions: a finite population is fixed once (in
+  stratum l, M_l documents, some unassessable, the others with a true label t and a fallible
+  label f drawn with false-positive rate θ_l and false-negative rate φ_l); each repetition
+  draws a stratified SRS without replacement (multivariate hypergeometric counts), allocates
+  adjudications and draws them within each stratum × fallible-label cell (hypergeometric), and
+  returns :class:`~assay.core.two_phase.SampleCounts` with a leading repetition axis, so the
+  estimators run on all repetitions at once.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from assay.designs import build_design
 from assay.core.measures import MEASURES, true_f_measure
+from assay.core.two_phase import SampleCounts
 from assay.estimation import estimate_all
 from assay.evaluation import collect
 
@@ -89,3 +100,120 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
             on_rep(r)
     return {m: Replicates(m, true_f_measure(truth, predictions, a), est[m], lo[m], hi[m])
             for m, a in measures.items()}
+
+
+@dataclass(frozen=True)
+class Population:
+    """Counts per stratum: ``counts[l]`` = (unassessable, t0f0, t0f1, t1f0, t1f1)."""
+    counts: np.ndarray
+    patterns: np.ndarray
+    run_ids: tuple[str, ...]
+    strata: tuple[str, ...]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    def truth(self) -> dict[str, np.ndarray]:
+        """True yield, unassessable share, and each run's recall, precision and F1."""
+        c = self.counts.astype(float)
+        rel = c[:, 3] + c[:, 4]
+        ass = c[:, 1:].sum(axis=1)
+        R = self.patterns.astype(float)                       # strata are the patterns
+        Y = rel.sum()
+        YA = rel @ R
+        NA = ass @ R
+        return {"yield": Y, "recall": YA / Y, "precision": YA / NA, "f1": 2 * YA / (NA + Y),
+                "unassessable": c[:, 0].sum() / c.sum()}
+
+    def to_dict(self) -> dict:
+        return {"counts": self.counts.tolist(), "strata": list(self.strata),
+                "run_ids": list(self.run_ids)}
+
+
+def make_population(sizes: Sequence[int], p: Sequence[float], fpr: Sequence[float],
+                    fnr: Sequence[float], patterns: np.ndarray, rng: np.random.Generator,
+                    unassessable: float | Sequence[float] = 0.0,
+                    run_ids: Sequence[str] = (), strata: Sequence[str] = ()) -> Population:
+    """Fix a population: true relevance ~ Bin(·, p_l), fallible labels by (θ_l, φ_l)."""
+    L = len(sizes)
+    sizes = np.asarray(sizes, np.int64)
+    un = rng.binomial(sizes, np.broadcast_to(np.asarray(unassessable, float), (L,)))
+    rel = rng.binomial(sizes - un, np.asarray(p, float))
+    non = sizes - un - rel
+    t0f1 = rng.binomial(non, np.asarray(fpr, float))
+    t1f0 = rng.binomial(rel, np.asarray(fnr, float))
+    counts = np.stack([un, non - t0f1, t0f1, t1f0, rel - t1f0], axis=1)
+    names = tuple(strata) or tuple(str(i) for i in range(L))
+    return Population(counts, np.asarray(patterns, bool), tuple(run_ids), names)
+
+
+def simulate_two_phase(pop: Population, allocation: Sequence[int], adjudications: int | None,
+             reps: int, rng: np.random.Generator,
+             allocate: Callable[[SampleCounts], np.ndarray] | None = None) -> SampleCounts:
+    """``reps`` repetitions of phase 1 (n_l per stratum) and phase 2.
+
+    Phase 2 uses ``allocate(first_phase_counts) -> (L, C)`` per repetition when given (e.g.
+    :func:`assay.stratified.allocate_adjudication`), else adjudicates ``adjudications``
+    documents spread in proportion to the first-phase sample of assessable documents.
+    With ``adjudications`` None the result is the naive (fallible-as-truth) counts.
+    """
+    L = pop.counts.shape[0]
+    n = np.asarray(allocation, np.int64)
+    draws = np.stack([rng.multivariate_hypergeometric(pop.counts[l], n[l], size=reps)
+                      for l in range(L)], axis=1)                      # (B, L, 5)
+    un, t0f0, t0f1, t1f0, t1f1 = (draws[..., i] for i in range(5))
+    C = 3
+    first = np.zeros((reps, L, C, L), np.int64)
+    second = np.zeros_like(first)
+    relevant = np.zeros_like(first)
+    idx = np.arange(L)
+    first[:, idx, 0, idx] = un
+    first[:, idx, 1, idx] = t0f0 + t1f0
+    first[:, idx, 2, idx] = t0f1 + t1f1
+    base = SampleCounts(pop.sizes, pop.patterns, np.array([False, True, True]),
+                        np.array([-1, 0, 1]), first, first, first, pop.run_ids, pop.strata)
+    if adjudications is None:
+        return base.naive()
+    if allocate is not None:
+        alloc = np.stack([allocate(SampleCounts(base.population, base.patterns, base.assessable,
+                                                base.fallible, first[b], first[b], first[b],
+                                                base.run_ids, base.strata))
+                          for b in range(reps)])                       # (B, L, C)
+    else:
+        # advanced indices split by a slice put their axis first: (L, B, 2) → (B, L, 2)
+        ass = np.moveaxis(first[:, idx, 1:, idx], 0, 1).astype(float)
+        share = ass / ass.sum(axis=(1, 2), keepdims=True)
+        alloc = np.zeros((reps, L, C), np.int64)
+        alloc[:, :, 1:] = np.minimum(np.floor(share * adjudications + 0.5).astype(np.int64),
+                                     ass.astype(np.int64))
+    n0 = alloc[:, :, 1]
+    n1 = alloc[:, :, 2]
+    # hypergeometric: relevant among n0 drawn from the f=0 cell (t1f0 relevant of t0f0+t1f0)
+    r0 = _hyper(rng, t1f0, t0f0, n0)
+    r1 = _hyper(rng, t1f1, t0f1, n1)
+    second[:, idx, 0, idx] = un
+    second[:, idx, 1, idx] = n0
+    second[:, idx, 2, idx] = n1
+    relevant[:, idx, 1, idx] = r0
+    relevant[:, idx, 2, idx] = r1
+    # cells with no adjudication: fallible labels taken as true (as build_counts does)
+    for c, lab in ((1, 0), (2, 1)):
+        miss = (second[:, idx, c, idx] == 0) & (first[:, idx, c, idx] > 0)
+        second[:, idx, c, idx] = np.where(miss, first[:, idx, c, idx], second[:, idx, c, idx])
+        relevant[:, idx, c, idx] = np.where(miss, first[:, idx, c, idx] * lab,
+                                            relevant[:, idx, c, idx])
+    return SampleCounts(base.population, base.patterns, base.assessable, base.fallible, first,
+                        second, relevant, pop.run_ids, pop.strata)
+
+
+def _hyper(rng: np.random.Generator, good, bad, n) -> np.ndarray:
+    """Hypergeometric draws allowing n = 0 and empty urns."""
+    good, bad, n = np.broadcast_arrays(np.asarray(good), np.asarray(bad), np.asarray(n))
+    out = np.zeros(good.shape, np.int64)
+    ok = n > 0
+    out[ok] = rng.hypergeometric(good[ok], bad[ok], n[ok])
+    return out
+
+
+__all__ = ["Population", "Replicates", "make_population", "simulate", "simulate_two_phase"]

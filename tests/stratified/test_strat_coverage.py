@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import norm
 
 from assay.stratified import allocate_by_rule, allocate_adjudication, estimate_arrays
-from assay.stratified.simulate import make_population, simulate
+from assay.simulation import make_population, simulate_two_phase as simulate
 
 PAT = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], bool)
 Z = norm.ppf(0.975)

@@ -5,7 +5,7 @@ from scipy.stats import norm
 
 from assay.stratified import (build_counts, estimate, estimate_arrays, mean_over_topics)
 from assay.core.two_phase import interval
-from assay.stratified.simulate import make_population, simulate
+from assay.simulation import make_population, simulate_two_phase as simulate
 
 PAT = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], bool)
 
