@@ -214,6 +214,7 @@ def check_consistency(est_by_budget: dict[int, np.ndarray], truth: float, modera
     assert all(a >= b for a, b in zip(undefined, undefined[1:])), dict(zip(budgets, undefined))
 
 
+@pytest.mark.slow
 def test_consistency_synthetic():
     """40 repetitions at 500, 2000 and 8000 labels on a 100,000-item pool (2% matches)."""
     s, pred, y = synthetic_pool()
