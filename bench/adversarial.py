@@ -1,0 +1,584 @@
+"""Adversarial worlds (issue 11, must-have 5): how today's intervals fare on pools built to break
+their assumptions, with the control world beside them; and the double-sampling hard regime.
+
+    python bench/adversarial.py [--reps 200] [--budgets 1000,500,2000] [--worlds ...]
+                                [--designs auto,stratified,passive,importance] [--jobs 2]
+                                [--time-limit 60] [--ds-reps 1000] [--verify 3]
+                                [--out bench/out/adversarial_baseline.md]
+
+Every repetition is one call of the public API, ``assay.evaluate(pool, gold, design=...,
+budget=..., seed=rep_seed)`` without a store, on a world of :mod:`assay.worlds` built once from
+``--world-seed``; repetition r has seed 1000 + r in every cell (common random numbers). Per
+cell and measure: coverage of the 95% interval (ci_low ≤ truth ≤ ci_high, over the repetitions
+where the measure is defined), mean half-width, RMSE, bias ± its Monte Carlo SE; for ``auto``
+also the share of repetitions whose estimate is model-based and the coverage of the
+design-based interval it prints beside (``extra["design_interval"]``; its own interval when
+it fell back). Cells run in order (budgets in the order given, then worlds, then designs),
+repetitions in parallel over ``--jobs`` processes; no new cell starts after ``--time-limit``
+minutes. Results accumulate in ``--state`` (JSON; a re-run skips finished cells) and the
+markdown is rewritten after every cell.
+
+Speed without changing a result: each worker loads a world's pool once
+(``assay.load_pool``, what ``evaluate`` does with a DataFrame), aligns the gold frame with it
+once (``assay.labels.sources.label_source``, likewise), names the dataset (sparing the pool's
+fingerprint, used only by a store) and, unless ``--full-history``,
+replaces ``assay.evaluation._checkpoints`` so that ``evaluate`` does not compute the 60
+intermediate estimates of ``EvaluationResult.history`` (with ``auto`` they are 90% of its
+time). ``--verify K`` first checks, on K seeds of every world × design, that the final
+estimates are identical to a plain ``evaluate(frame.drop(columns=['label']),
+frame[['id', 'label']], ...)``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import subprocess
+import sys
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MEASURES = ("precision", "recall", "f1")
+SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
+DESIGNS = ("auto", "stratified", "passive", "importance")
+BREAKS = {
+    "realistic": "nothing (control: flat top, power-law decay, calibrated score)",
+    "second_family": "monotone rate: 30% of matches in ranks at the 5th–20th percentile",
+    "score_blind": "score sees every match: 10% of matches uniform over the ranking",
+    "ultra_rare": "enough matches: ~40 in 10⁶, a quarter uniform over the ranking",
+    "ties": "strict ranking: score rounded to ~20 values",
+    "duplicate_scores": "distinct top scores: top 2,000 ranks in blocks of 50 equal scores",
+    "weak_balanced": "sparse top: prevalence 0.5, AUC 0.6",
+    "miscalibrated": "logistic(score) = probability: inflated ~45×",
+    "miscalibrated_probability": "the same, given as a `probability` column",
+    "non_monotone": "monotone rate: dip in the top 30 ranks, bump at ranks 2,000–6,000",
+}
+REP_SEED0 = 1000
+
+# -- worker side ---------------------------------------------------------------------------
+_CACHE: dict[tuple[str, int], Any] = {}
+
+
+def _fast_history() -> bool:
+    """Keep ``evaluate`` from computing its 60 intermediate history estimates (module doc)."""
+    try:
+        import assay.evaluation as ev
+    except ImportError:
+        return False
+    if not hasattr(ev, "_checkpoints"):
+        return False
+    ev._checkpoints = lambda budget, points=60: {int(budget)}
+    return True
+
+
+def _world(name: str, world_seed: int):
+    """The world, its pool (loaded once) and its gold frame, cached per worker."""
+    key = (name, world_seed)
+    if key not in _CACHE:
+        import assay
+        from assay.worlds import WORLDS
+        if len(_CACHE) >= 2:
+            _CACHE.pop(next(iter(_CACHE)))
+        w = WORLDS[name](np.random.default_rng(world_seed))
+        pool = assay.load_pool(w.frame.drop(columns=["label"]))
+        gold: Any = w.frame[["id", "label"]]
+        try:       # the gold frame aligned with the pool once, as evaluate does on every call
+            from assay.labels.sources import label_source
+            gold = label_source(gold, pool)
+        except ImportError:
+            pass
+        _CACHE[key] = (w, pool, gold)
+    return _CACHE[key]
+
+
+def _record(est: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for m in MEASURES:
+        e = est[m]
+        di = e.extra.get("design_interval") if e.extra else None
+        out[m] = {"est": e.estimate, "lo": e.ci_low, "hi": e.ci_high, "method": e.method,
+                  "dlo": None if di is None else float(di[0]),
+                  "dhi": None if di is None else float(di[1])}
+        for k in ("est", "lo", "hi"):
+            out[m][k] = None if out[m][k] is None else float(out[m][k])
+    return out
+
+
+def run_chunk(task: tuple[str, int, str, int, list[int], bool]) -> list[dict[str, Any]]:
+    """Repetitions ``seeds`` of one cell (a worker process)."""
+    name, world_seed, design, budget, seeds, full_history = task
+    import assay
+    if not full_history:
+        _fast_history()
+    _, pool, gold = _world(name, world_seed)
+    rows = []
+    for s in seeds:
+        t0 = time.perf_counter()
+        res = assay.evaluate(pool, gold, design=design, budget=budget, seed=s, dataset=name)
+        rows.append({"seed": s, "world_seed": world_seed, "labels": res.labels_used,
+                     "sec": time.perf_counter() - t0,
+                     **_record(res.estimates)})
+    return rows
+
+
+def verify(worlds: list[str], designs: list[str], budget: int, k: int, world_seed: int) -> str:
+    """Fast path (pool loaded once, no history) against the plain call: identical estimates."""
+    import assay
+    import assay.evaluation as ev
+    from assay.worlds import WORLDS
+    original = ev._checkpoints
+    checked = 0
+    for name in worlds:
+        w = WORLDS[name](np.random.default_rng(world_seed))
+        _, pool, gold = _world(name, world_seed)
+        for d in designs:
+            for s in range(REP_SEED0, REP_SEED0 + k):
+                ev._checkpoints = original
+                plain = _record(assay.evaluate(w.frame.drop(columns=["label"]),
+                                               w.frame[["id", "label"]], design=d,
+                                               budget=budget, seed=s).estimates)
+                _fast_history()
+                fast = _record(assay.evaluate(pool, gold, design=d, budget=budget, seed=s,
+                                              dataset=name).estimates)
+                ev._checkpoints = original
+                if plain != fast:
+                    raise SystemExit(f"fast path differs: {name} {d} seed {s}:\n{plain}\n{fast}")
+                checked += 1
+    return f"{checked} runs ({len(worlds)} worlds × {len(designs)} designs × {k} seeds, " \
+           f"budget {budget}): identical estimates, intervals and methods"
+
+
+# -- aggregation ---------------------------------------------------------------------------
+def summarise(rows: list[dict[str, Any]], truth: dict[str, float], design: str) -> dict:
+    out: dict[str, Any] = {"reps": len(rows),
+                           "sec_per_rep": float(np.mean([r["sec"] for r in rows])),
+                           "labels": float(np.mean([r["labels"] for r in rows]))}
+    for m in MEASURES:
+        t = truth[m]
+        rs = [r[m] for r in rows if r[m]["est"] is not None]
+        d: dict[str, Any] = {"defined": len(rs), "truth": t}
+        if rs and t is not None and not math.isnan(t):
+            est = np.array([r["est"] for r in rs])
+            lo = np.array([r["lo"] for r in rs])
+            hi = np.array([r["hi"] for r in rs])
+            err = est - t
+            miss = ~((lo <= t) & (t <= hi))
+            d["near_misses"] = int(np.sum(miss & (np.minimum(np.abs(lo - t), np.abs(hi - t))
+                                                  < 1e-9)))
+            d.update(coverage=float(np.mean((lo <= t) & (t <= hi))),
+                     half_width=float(np.mean((hi - lo) / 2)),
+                     rmse=float(np.sqrt(np.mean(err ** 2))), bias=float(err.mean()),
+                     bias_se=float(err.std(ddof=1) / np.sqrt(err.size)) if err.size > 1
+                     else float("nan"),
+                     sd=float(est.std(ddof=1)) if est.size > 1 else float("nan"))
+            methods = [r["method"] for r in rs]
+            d["methods"] = {k: methods.count(k) for k in sorted(set(methods))}
+            if design == "auto":
+                model = [r for r in rs if r["method"] == "model"]
+                d["model_share"] = len(model) / len(rs)
+                if model:
+                    mlo = np.array([r["lo"] for r in model])
+                    mhi = np.array([r["hi"] for r in model])
+                    d["model_coverage"] = float(np.mean((mlo <= t) & (t <= mhi)))
+                    d["model_half_width"] = float(np.mean((mhi - mlo) / 2))
+                # the design-based interval: printed beside a model estimate, else the primary
+                dlo = np.array([r["dlo"] if r["dlo"] is not None else r["lo"] for r in rs])
+                dhi = np.array([r["dhi"] if r["dhi"] is not None else r["hi"] for r in rs])
+                d["design_coverage"] = float(np.mean((dlo <= t) & (t <= dhi)))
+                d["design_half_width"] = float(np.mean((dhi - dlo) / 2))
+        out[m] = d
+    return out
+
+
+def tolerance(reps: int) -> float:
+    return 1.96 * math.sqrt(0.95 * 0.05 / reps)
+
+
+# -- double sampling -----------------------------------------------------------------------
+DS_REGIMES = {
+    "issue 11 hard regime (FP 2% in the bottom stratum only, FN 15% everywhere), "
+    "adjudications allocated for Var(recall A)": ({}, "optimal"),
+    "the same, adjudications proportional to the assessed cells": ({}, "proportional"),
+    "FP 2% and FN 15% in every stratum, allocated for Var(recall A)":
+        ({"fpr_other": 0.02}, "optimal"),
+    "control: bottom relevance 2%, FP 3–5%, FN 5–10% (tests/stratified/test_strat_coverage)":
+        ({"p_bottom": 0.02, "fpr_other": (0.03, 0.05, 0.03), "fpr_bottom": 0.03,
+          "fnr_other": (0.05, 0.10, 0.10), "fnr_bottom": 0.05}, "optimal"),
+}
+
+
+def double_sampling(reps: int, populations: int, seed: int = 11) -> list[dict[str, Any]]:
+    """Coverage of the corrected (double-sampling) logit recall interval per regime, with the
+    ratio of the mean estimated variance to the Monte Carlo variance; the population is
+    redrawn ``populations`` times, each with ``reps`` repetitions of both phases."""
+    from assay.core.two_phase import interval
+    from assay.stratified import allocate_adjudication, allocate_by_rule, estimate_arrays
+    from assay.simulation import simulate_two_phase as simulate
+    from assay.worlds import assessor_error_world
+    out = []
+    for label, (kw, alloc) in DS_REGIMES.items():
+        cov, cov_naive, ratio, bias, sd = [], [], [], [], []
+        t0 = time.perf_counter()
+        for p in range(populations):
+            w = assessor_error_world(np.random.default_rng(seed + p), **kw)
+            pop = w.population
+            rng = np.random.default_rng(10_000 + seed + p)
+            n = allocate_by_rule(pop.sizes, w.assessments, "legal", bottom=3, bottom_share=0.75)
+            fn = ((lambda s, k=w.adjudications: allocate_adjudication(s, k, run=0))
+                  if alloc == "optimal" else None)
+            sc = simulate(pop, n, w.adjudications, reps, rng, allocate=fn)
+            truth = pop.truth()["recall"]
+            for counts, sink in ((sc, cov), (sc.naive(), cov_naive)):
+                r = estimate_arrays(counts)
+                e, v = r["recall"], r["recall_var"]
+                hit = np.zeros(e.shape, bool)
+                for b in range(e.shape[0]):
+                    for k in range(e.shape[1]):
+                        iv = interval(float(e[b, k]), float(v[b, k]), method="logit")
+                        hit[b, k] = iv.ci_low <= truth[k] <= iv.ci_high
+                sink.append(hit.mean(axis=0))
+                if counts is sc:
+                    ratio.append(v.mean(axis=0) / e.var(axis=0))
+                    bias.append(e.mean(axis=0) - truth)
+                    sd.append(e.std(axis=0))
+        out.append({"regime": label, "populations": populations, "reps": reps,
+                    "coverage": np.mean(cov, axis=0).tolist(),
+                    "coverage_range": [np.min(cov, axis=0).tolist(), np.max(cov, axis=0).tolist()],
+                    "naive_coverage": np.mean(cov_naive, axis=0).tolist(),
+                    "var_ratio": np.mean(ratio, axis=0).tolist(),
+                    "var_ratio_range": [np.min(ratio, axis=0).tolist(),
+                                        np.max(ratio, axis=0).tolist()],
+                    "bias": np.mean(bias, axis=0).tolist(), "sd": np.mean(sd, axis=0).tolist(),
+                    "seconds": time.perf_counter() - t0})
+    return out
+
+
+# -- markdown ------------------------------------------------------------------------------
+def f3(x: Any, p: int = 3) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{p}f}"
+
+
+def cov_cell(d: dict, tol: float, key: str = "coverage") -> str:
+    c = d.get(key)
+    if c is None:
+        return "—" if d["defined"] else "— (0)"
+    s = f"{c:.2f}"
+    s = f"**{s}**" if c < 0.95 - tol else s
+    return s if d["defined"] == d.get("_reps", d["defined"]) else f"{s} ({d['defined']})"
+
+
+def shell(cmd: str) -> str:
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except Exception as exc:  # noqa: BLE001 - machine facts are best effort
+        return f"({cmd}: {exc})"
+
+
+def markdown(state: dict[str, Any]) -> str:
+    reps = state["reps"]
+    tol = tolerance(reps)
+    cmds = state.get("commands", [state["command"]])
+    cells = state["cells"]
+    lines = ["# Adversarial worlds: baseline of today's intervals (issue 11, must-have 5)", "",
+             "Command" + (f"s (one run, resumed; {len(cmds)} invocations)" if len(cmds) > 1
+                          else "") + ": " + "; ".join(f"`{c}`" for c in cmds), "",
+             "Date: " + " → ".join(dict.fromkeys(state.get("dates", [state["date"]])))
+             + ". Repository at " + " → ".join(dict.fromkeys(state.get("commits",
+                                                                     [state["commit"]])))
+             + " (a working tree shared with other engineers' edits while this ran).", "",
+             "Machine (`nproc`, `free -g`), Python " + state["python"] + ":", "", "```",
+             state["nproc"], state["free"], "```", "",
+             f"{reps} repetitions per cell (seeds {REP_SEED0}…{REP_SEED0 + reps - 1}, the same "
+             f"in every cell); worlds built once from seed {state['world_seed']} "
+             "(`assay.worlds.WORLDS[name](np.random.default_rng(seed))`). Binomial tolerance "
+             f"of a 95% coverage at {reps} repetitions: ±1.96·√(.95·.05/{reps}) = ±{tol:.3f}, "
+             f"so coverage below {0.95 - tol:.3f} is a failure (**bold**). Coverage, RMSE and "
+             "bias are over the repetitions where the measure is defined (their count in "
+             "parentheses when not all). hw = mean half-width of the printed 95% interval.", ""]
+    if state.get("verify"):
+        lines += [f"Fast path checked against the plain call: {state['verify']}.", ""]
+    lines += ["## Worlds", "", "| world | items | matches | predicted | true P / R / F1 | "
+              "assumption broken |", "|---|---|---|---|---|---|"]
+    for name, w in state["worlds"].items():
+        t = w["truth"]
+        lines.append(f"| {name} | {w['n']:,} | {w['matches']:,} | {w['predicted']:,} | "
+                     f"{t['precision']:.3f} / {t['recall']:.3f} / {t['f1']:.3f} | "
+                     f"{BREAKS.get(name, '')} |")
+    lines += ["", "## Coverage of the printed 95% interval", "",
+              "| world | design | budget | P cov | R cov | F1 cov | P hw | R hw | F1 hw | "
+              "F1 RMSE | F1 bias (±SE) | R RMSE | R bias (±SE) | s/rep |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    order = sorted(cells.values(), key=lambda c: (c["budget"], list(state["worlds"]).index(
+        c["world"]) if c["world"] in state["worlds"] else 99, DESIGNS.index(c["design"])))
+    for c in order:
+        s = c["summary"]
+        for m in MEASURES:
+            s[m]["_reps"] = s["reps"]
+        p, r, f = s["precision"], s["recall"], s["f1"]
+        lines.append(
+            f"| {c['world']} | {c['design']} | {c['budget']} | {cov_cell(p, tol)} | "
+            f"{cov_cell(r, tol)} | {cov_cell(f, tol)} | {f3(p.get('half_width'))} | "
+            f"{f3(r.get('half_width'))} | {f3(f.get('half_width'))} | {f3(f.get('rmse'))} | "
+            f"{f3(f.get('bias'))} (±{f3(f.get('bias_se'))}) | {f3(r.get('rmse'))} | "
+            f"{f3(r.get('bias'))} (±{f3(r.get('bias_se'))}) | {s['sec_per_rep']:.2f} |")
+    if order:
+        cpu = {d: [c["summary"]["sec_per_rep"] * c["summary"]["reps"] for c in order
+                   if c["design"] == d] for d in DESIGNS}
+        lines += ["", "Time in `evaluate` per cell (CPU seconds for all its repetitions; the wall "
+                  "time is about half on 2 processes): " + "; ".join(
+                      f"{d} {min(v):.0f}–{max(v):.0f} s (median {np.median(v):.0f})"
+                      for d, v in cpu.items() if v)
+                  + f"; all {len(order)} cells {sum(map(sum, cpu.values())) / 60:.0f} CPU-min."]
+    autos = [c for c in order if c["design"] == "auto"]
+    if autos:
+        lines += ["", "## `auto`: model-based estimate against the design-based interval it "
+                  "prints beside", "",
+                  "model = share of repetitions whose estimate is model-based (the rest fell "
+                  "back to the design-based estimate); design cov = coverage of the "
+                  "design-based interval (`extra[\"design_interval\"]`, or the primary where it "
+                  "fell back); model cov / hw = coverage and half-width over the model-based "
+                  "repetitions only.", "",
+                  "| world | budget | model P / R / F1 | model cov P / R / F1 | model hw F1 | "
+                  "design cov P / R / F1 | design hw P / R / F1 |",
+                  "|---|---|---|---|---|---|---|"]
+        for c in autos:
+            s = c["summary"]
+            g = lambda k, p=2: " / ".join(f3(s[m].get(k), p) for m in MEASURES)  # noqa: E731
+            lines.append(f"| {c['world']} | {c['budget']} | {g('model_share')} | "
+                         f"{g('model_coverage')} | {f3(s['f1'].get('model_half_width'))} | "
+                         f"{g('design_coverage')} | {g('design_half_width', 3)} |")
+    if cells:
+        lines += ["", "## Worst cell per design", "",
+                  "| design | cells | failing cells (any measure) | lowest coverage (world, "
+                  "budget, measure) |", "|---|---|---|---|"]
+        for d in DESIGNS:
+            cs = [c for c in order if c["design"] == d]
+            if not cs:
+                continue
+            worst, fails = None, 0
+            for c in cs:
+                covs = [(c["summary"][m].get("coverage"), m) for m in MEASURES]
+                covs = [(v, m) for v, m in covs if v is not None]
+                if any(v < 0.95 - tol for v, _ in covs):
+                    fails += 1
+                for v, m in covs:
+                    if worst is None or v < worst[0]:
+                        worst = (v, c["world"], c["budget"], m)
+            lines.append(f"| {d} | {len(cs)} | {fails} | {worst[0]:.2f} ({worst[1]}, "
+                         f"{worst[2]}, {SHORT[worst[3]]}) |" if worst else f"| {d} | "
+                         f"{len(cs)} | {fails} | — |")
+    ds = state.get("double_sampling")
+    if ds:
+        lines += ["", "## Double sampling (`assay stratified`), corrected recall", "",
+                  "assay.worlds.assessor_error_world: 100,000 documents, two runs A, B, strata "
+                  "11/10/01/00 (1,200 / 1,500 / 1,300 / 96,000), relevance 0.85 / 0.30 / 0.55 "
+                  "and 0.1% in the bottom stratum, 1% unassessable; 1,500 assessments "
+                  "(allocate_by_rule legal, bottom stratum capped at 75%), 300 adjudications; "
+                  "estimates by assay.stratified.estimate_arrays on "
+                  "assay.simulation.simulate_two_phase's vectorised repetitions; the 95% "
+                  "logit interval of assay.core.two_phase.interval (the CLI's default). "
+                  f"{ds[0]['populations']} populations × {ds[0]['reps']:,} repetitions per "
+                  "regime; coverage pooled (range over populations); variance ratio = mean "
+                  "estimated variance ÷ Monte Carlo variance of the estimate.", "",
+                  "| regime | recall cov A / B (range) | naive cov A / B | var ratio A / B "
+                  "(range) | bias A / B | SD A / B |", "|---|---|---|---|---|---|"]
+        for r in ds:
+            a = lambda k, p=3: " / ".join(f"{v:.{p}f}" for v in r[k])  # noqa: E731
+            lo, hi = r["coverage_range"]
+            vlo, vhi = r["var_ratio_range"]
+            lines.append(f"| {r['regime']} | {a('coverage')} ({min(lo):.3f}–{max(hi):.3f}) | "
+                         f"{a('naive_coverage')} | {a('var_ratio', 2)} ({min(vlo):.2f}–"
+                         f"{max(vhi):.2f}) | {a('bias', 4)} | {a('sd', 4)} |")
+        ds_tol = 1.96 * math.sqrt(0.95 * 0.05 / (ds[0]["reps"] * ds[0]["populations"]))
+        lines += ["", f"Binomial tolerance of the pooled coverage: ±{ds_tol:.3f}."]
+    sweep = state.get("sweep")
+    if sweep:
+        first = next(iter(sweep.values()))
+        ns, nr = len(first["seeds"]), next(iter(first["seeds"].values()))["reps"]
+        stol = tolerance(ns * nr)
+        lines += ["", "## Over other world seeds", "",
+                  f"Coverage is conditional on the one world drawn above. Here each world is "
+                  f"redrawn from {ns} other seeds ({min(map(int, first['seeds']))}…"
+                  f"{max(map(int, first['seeds']))}) with {nr} repetitions each: coverage "
+                  f"pooled over the {ns * nr} (world, repetition) pairs (tolerance "
+                  f"±{stol:.3f}), the range over world seeds in parentheses; hw and RMSE "
+                  "averaged over seeds.", "",
+                  "| world | design | budget | P cov | R cov | F1 cov | R hw | R RMSE | F1 hw | "
+                  "F1 RMSE |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for c in sweep.values():
+            cells_ = list(c["seeds"].values())
+
+            def pooled(m: str, k: str = "coverage", cs: list = cells_) -> str:
+                v = [x[m][k] for x in cs if x[m].get(k) is not None]
+                n = [x[m]["defined"] for x in cs if x[m].get(k) is not None]
+                if not v:
+                    return "—"
+                mean = float(np.average(v, weights=n)) if sum(n) else float("nan")
+                if k != "coverage":
+                    return f3(float(np.mean(v)))
+                bold = mean < 0.95 - stol
+                txt = f"{mean:.2f}"
+                return (f"**{txt}**" if bold else txt) + f" ({min(v):.2f}–{max(v):.2f})"
+            lines.append(f"| {c['world']} | {c['design']} | {c['budget']} | "
+                         f"{pooled('precision')} | {pooled('recall')} | {pooled('f1')} | "
+                         f"{pooled('recall', 'half_width')} | {pooled('recall', 'rmse')} | "
+                         f"{pooled('f1', 'half_width')} | {pooled('f1', 'rmse')} |")
+    near = [f"{c['world']}/{c['design']}/{c['budget']}"
+            + (f" world seed {ws}" if ws else "") + f" {SHORT[m]}: {x[m]['near_misses']}"
+            for c, ws, x in [(c, None, c["summary"]) for c in cells.values()]
+            + [(c, k, v) for c in (sweep or {}).values() for k, v in c["seeds"].items()]
+            for m in MEASURES if x[m].get("near_misses")]
+    if near:
+        lines += ["", "Misses by less than 10⁻⁹ (a zero-width `census` interval computed in "
+                  "floating point that excludes the exact ratio by one rounding error; counted "
+                  "as misses above): " + "; ".join(near) + "."]
+    if state.get("skipped"):
+        lines += ["", "Not run (time limit): " + ", ".join(state["skipped"]) + "."]
+    return "\n".join(lines) + "\n"
+
+
+# -- driver --------------------------------------------------------------------------------
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--budgets", default="1000,500,2000")
+    ap.add_argument("--worlds", default="")
+    ap.add_argument("--designs", default="auto,stratified,passive,importance")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--chunk", type=int, default=5)
+    ap.add_argument("--world-seed", type=int, default=11)
+    ap.add_argument("--time-limit", type=float, default=float("inf"),
+                    help="minutes after which no new cell starts")
+    ap.add_argument("--ds-reps", type=int, default=1000)
+    ap.add_argument("--ds-populations", type=int, default=5)
+    ap.add_argument("--verify", type=int, default=0)
+    ap.add_argument("--full-history", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "adversarial_baseline.md"))
+    ap.add_argument("--state", default="")
+    ap.add_argument("--sweep", default="", help="worlds to re-run over other world seeds")
+    ap.add_argument("--sweep-seeds", type=int, default=10)
+    ap.add_argument("--sweep-reps", type=int, default=20)
+    ap.add_argument("--sweep-budget", type=int, default=1000)
+    ap.add_argument("--sweep-designs", default="auto,stratified")
+    a = ap.parse_args()
+
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+    from assay.worlds import WORLDS
+    worlds = a.worlds.split(",") if a.worlds else list(WORLDS)
+    designs = a.designs.split(",")
+    budgets = [int(b) for b in a.budgets.split(",")]
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    state_path = Path(a.state) if a.state else out.with_suffix(".json")
+    state: dict[str, Any] = {}
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if state.get("reps") != a.reps or state.get("world_seed") != a.world_seed:
+            state = {}
+    state.setdefault("cells", {})
+    state.pop("skipped", None)
+    command = "python bench/adversarial.py " + " ".join(sys.argv[1:])
+    state["commands"] = state.get("commands", [state["command"]] if "command" in state
+                                  else []) + [command]
+    state["dates"] = state.get("dates", [state["date"]] if "date" in state else []) \
+        + [shell("date")]
+    state["commits"] = state.get("commits", [state["commit"]] if "commit" in state else []) \
+        + [shell(f"git -C {ROOT} rev-parse --short HEAD")]
+    state.update(reps=a.reps, world_seed=a.world_seed, command=command,
+                 date=shell("date"), nproc=shell("nproc"), free=shell("free -g"),
+                 python=platform.python_version(),
+                 commit=shell(f"git -C {ROOT} rev-parse --short HEAD"))
+    state.setdefault("worlds", {})
+    for name in worlds:
+        w = WORLDS[name](np.random.default_rng(a.world_seed))
+        state["worlds"][name] = {"n": w.n, "matches": w.facts["matches"],
+                                 "predicted": w.facts["predicted"], "truth": w.truth}
+
+    def save() -> None:
+        state_path.write_text(json.dumps(state, indent=1))
+        out.write_text(markdown(state))
+
+    if a.verify:
+        state["verify"] = verify(worlds, designs, budgets[0], a.verify, a.world_seed)
+        print(state["verify"])
+    if a.ds_reps and "double_sampling" not in state:
+        state["double_sampling"] = double_sampling(a.ds_reps, a.ds_populations)
+        save()
+    seeds = list(range(REP_SEED0, REP_SEED0 + a.reps))
+    chunks = [seeds[i:i + a.chunk] for i in range(0, len(seeds), a.chunk)]
+    # a job: (key, kind, world, design, budget, [(world seed, repetition seeds), ...])
+    todo = deque((f"{w}|{d}|{b}", "cell", w, d, b, [(a.world_seed, ch) for ch in chunks])
+                 for b in budgets for w in worlds for d in designs
+                 if f"{w}|{d}|{b}" not in state["cells"])
+    sweep_truth: dict[str, dict[int, dict[str, float]]] = {}
+    if a.sweep:
+        wseeds = list(range(a.world_seed + 1, a.world_seed + 1 + a.sweep_seeds))
+        sseeds = list(range(REP_SEED0, REP_SEED0 + a.sweep_reps))
+        state.setdefault("sweep", {})
+        for w in a.sweep.split(","):
+            sweep_truth[w] = {ws: WORLDS[w](np.random.default_rng(ws)).truth for ws in wseeds}
+            for d in a.sweep_designs.split(","):
+                key = f"{w}|{d}|{a.sweep_budget}"
+                if key not in state["sweep"]:
+                    todo.append((key, "sweep", w, d, a.sweep_budget,
+                                 [(ws, sseeds[i:i + a.chunk]) for ws in wseeds
+                                  for i in range(0, len(sseeds), a.chunk)]))
+    t_start = time.perf_counter()
+    inflight: dict[tuple, list] = {}
+    with ProcessPoolExecutor(a.jobs) as ex, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TimeRemainingColumn()) as prog:
+        bar = prog.add_task("repetitions", total=sum(len(s) for j in todo for _, s in j[5]))
+        counted: set = set()      # futures already counted in the bar
+        while todo or inflight:
+            while todo and len(inflight) < 2:
+                if (time.perf_counter() - t_start) / 60 > a.time_limit:
+                    state["skipped"] = [f"{j[2]}/{j[3]}/{j[4]}" + (" (seed sweep)" if j[1]
+                                        == "sweep" else "") for j in todo]
+                    todo.clear()
+                    break
+                job = todo.popleft()
+                inflight[job[:5]] = [ex.submit(run_chunk, (job[2], ws, job[3], job[4], ch,
+                                                           a.full_history))
+                                     for ws, ch in job[5]]
+            if not inflight:
+                break
+            prog.update(bar, description=" + ".join(f"{j[2]}/{j[3]}/{j[4]}" for j in inflight))
+            wait([f for fs in inflight.values() for f in fs], return_when=FIRST_COMPLETED)
+            for fs in inflight.values():
+                for f in fs:
+                    if f.done() and f not in counted:
+                        counted.add(f)
+                        prog.advance(bar, len(f.result()))
+            for job in [j for j, fs in inflight.items() if all(f.done() for f in fs)]:
+                fs = inflight.pop(job)
+                counted.difference_update(fs)
+                rows = [r for f in fs for r in f.result()]
+                key, kind, w, d, b = job
+                if kind == "cell":
+                    state["cells"][key] = {"world": w, "design": d, "budget": b,
+                                           "summary": summarise(rows, state["worlds"][w]["truth"],
+                                                                d)}
+                else:
+                    by_seed = {ws: summarise([r for r in rows if r["world_seed"] == ws], t, d)
+                               for ws, t in sweep_truth[w].items()}
+                    state["sweep"][key] = {"world": w, "design": d, "budget": b,
+                                           "seeds": {str(k): v for k, v in by_seed.items()}}
+                save()
+    save()
+    print(markdown(state))
+
+
+if __name__ == "__main__":
+    main()
