@@ -4,6 +4,7 @@ their assumptions, with the control world beside them; and the double-sampling h
     python bench/adversarial.py [--reps 200] [--budgets 1000,500,2000] [--worlds ...]
                                 [--designs auto,stratified,passive,importance] [--jobs 2]
                                 [--time-limit 60] [--ds-reps 1000] [--verify 3]
+                                [--sweep realistic,ties --sweep-seeds 10 --sweep-reps 20]
                                 [--out bench/out/adversarial_baseline.md]
 
 Every repetition is one call of the public API, ``assay.evaluate(pool, gold, design=...,
@@ -15,7 +16,10 @@ also the share of repetitions whose estimate is model-based and the coverage of 
 design-based interval it prints beside (``extra["design_interval"]``; its own interval when
 it fell back). Cells run in order (budgets in the order given, then worlds, then designs),
 repetitions in parallel over ``--jobs`` processes; no new cell starts after ``--time-limit``
-minutes. Results accumulate in ``--state`` (JSON; a re-run skips finished cells) and the
+minutes. ``--sweep`` re-runs the listed worlds (``--sweep-designs``, ``--sweep-budget``) over
+``--sweep-seeds`` other world seeds, for the coverage over worlds rather than conditional on one.
+``--ds-reps`` > 0 adds the double-sampling regimes (``DS_REGIMES``). Results accumulate in
+``--state`` (JSON; a re-run skips finished cells) and the
 markdown is rewritten after every cell.
 
 Speed without changing a result: each worker loads a world's pool once
