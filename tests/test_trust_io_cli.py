@@ -13,12 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from assay.interfaces.cli import app
+from conftest import write_random_pool
 
 runner = CliRunner()
 SECRET = "S3cretPw"
@@ -26,15 +26,7 @@ SECRET = "S3cretPw"
 
 @pytest.fixture()
 def files(tmp_path):
-    rng = np.random.default_rng(5)
-    n = 400
-    score = rng.normal(size=n)
-    pd.DataFrame({"id": np.arange(n), "score": score,
-                  "prediction": (score > 0).astype(int)}).to_csv(tmp_path / "pool.csv",
-                                                                  index=False)
-    pd.DataFrame({"id": np.arange(n), "label": (rng.random(n) < 0.4).astype(int)}).to_csv(
-        tmp_path / "gold.csv", index=False)
-    return tmp_path
+    return write_random_pool(tmp_path, seed=5, n=400)
 
 
 def run(files, *extra, store=None):

@@ -16,29 +16,20 @@ import stat
 import threading
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 import assay.outputs as outputs
 from assay.errors import AssayInputError
 from assay.interfaces.cli import app
+from conftest import write_random_pool
 
 runner = CliRunner()
 
 
 @pytest.fixture()
 def files(tmp_path):
-    rng = np.random.default_rng(3)
-    n = 300
-    score = rng.normal(size=n)
-    pd.DataFrame({"id": np.arange(n), "score": score,
-                  "prediction": (score > 0).astype(int)}).to_csv(tmp_path / "pool.csv",
-                                                                  index=False)
-    pd.DataFrame({"id": np.arange(n), "label": (rng.random(n) < 0.4).astype(int)}).to_csv(
-        tmp_path / "gold.csv", index=False)
-    return tmp_path
+    return write_random_pool(tmp_path, seed=3, n=300)
 
 
 def evaluate(files, *extra):
