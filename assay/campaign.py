@@ -6,8 +6,10 @@ budget), replays its stored draws (the design is deterministic given the seed an
 each budget extension is replayed at the draw where it took effect), then
 
 * ``next_items(k)`` → the items still needing a judgment, each with the draw that brought it;
-* ``record(judgments)`` → writes judgments, statuses (skipped, …) or an :class:`Undo`; recording
-  the same judgment twice is a no-op, and when two processes judge one item the first wins;
+* ``record(judgments)`` → writes judgments, statuses (skipped, …) or an :class:`Undo` (of a
+  judgment or of a skip: the item is asked again and, once judged, joins the sample, stored as
+  a ``reinstated`` draw so a resumed run replays it); recording the same judgment twice is a
+  no-op, and when two processes judge one item the first wins;
 * ``estimate()`` → precision, recall and F1 from the draws so far
   (:func:`assay.estimation.estimate_all`).
 
@@ -34,10 +36,10 @@ from assay.formats.pool import Pool
 from assay.labels.store import (Judgment, LabelStore, Role, Status, StoredDraw,
                                 claim_token)
 from assay.runs import Collected, ItemRequest, Judgments, Undo, pool_fingerprint, run_key
+from assay.undo import REINSTATED, _SKIP, Undoing
 
 MAX_DRAWS_PER_LABEL = 1000
 MAX_SEED = 2**63 - 1
-_SKIP = -1
 
 
 def default_dataset(pool: Pool) -> str:
@@ -50,7 +52,7 @@ def default_dataset(pool: Pool) -> str:
     return "pool-" + hashlib.sha256(ids.tobytes()).hexdigest()[:12]
 
 
-class Campaign:
+class Campaign(Undoing):
     """See the module docstring; create with :meth:`open`."""
 
     def __init__(self, store: LabelStore | None, pool: Pool, settings: DesignSettings,
@@ -77,6 +79,7 @@ class Campaign:
         self._reask: list[tuple[int, str, str]] = []
         self._pending: Draw | None = None
         self._pending_draws: list[tuple[int, StoredDraw]] = []
+        self._held: dict[int, Draw] = {}            # skipped draws the design replaced
         self.run_id, stored, ext = -1, [], [(self.target, 0)]
         self._fp = pool_fingerprint(pool) if store is not None else ""
         if store is not None:
@@ -86,6 +89,7 @@ class Campaign:
                                  annotator=panel_name, budget=self.target)
             self.run_id, stored, ext = run.id, run.draws, run.extensions
         self._stored = stored
+        self._late = {d.item: d.seq for d in stored if d.kind == REINSTATED}
         self._ext = list(ext)
         self._applied = 1
         self.design: Design = design if design is not None else build_design(
@@ -194,16 +198,19 @@ class Campaign:
         """Up to ``k`` items needing a judgment: the ones withdrawn by an undo first, then the
         item of the current draw (designs are sequential: the next draw may depend on this
         label, so at most one new item is outstanding). Empty when the campaign is done."""
-        if self._reask:
-            return [ItemRequest(i, key, who, Draw(i, 0.0)) for i, key, who in self._reask[:k]]
         while True:
-            if self._pending is None:
+            if self._pending is None and (not self._reask or self._late_not_drawn()):
                 if self.finished():
                     return []
                 self._pending = self._next_draw()
                 if self._pending is None:
                     continue
+            if self._late and self._replay_reinstated():
+                continue
+            if self._reask:
+                return [ItemRequest(i, key, who, Draw(i, 0.0)) for i, key, who in self._reask[:k]]
             d = self._pending
+            assert d is not None
             known = self.collected.labelled.get(d.index)
             if known is not None:           # a repeat draw reuses its label (hot path)
                 self._pending = None
@@ -241,14 +248,18 @@ class Campaign:
 
     def _next_draw(self) -> Draw | None:
         d = self.design.draw()
-        if d.index in self.collected.skipped:
+        c = self.collected
+        if d.index in c.skipped:
+            return None
+        if self._late and d.index not in c.labelled and self._replay_skip(d):
             return None
         return d
 
-    def _accept(self, d: Draw, key: str | None, label: int) -> None:
+    def _accept(self, d: Draw, key: str | None, label: int, kind: str | None = None) -> None:
         c = self.collected
         if label == _SKIP:
             c.skipped.add(d.index)
+            self._held[d.index] = d
             self.design.skip(d)
             return
         seq = len(c.draws)
@@ -261,7 +272,8 @@ class Campaign:
         if self.store is None:
             return
         key = self.pool.key(d.index) if key is None else key
-        sd = StoredDraw(seq, key, d.stratum, d.probability, str(getattr(d.kind, "value", d.kind)))
+        sd = StoredDraw(seq, key, d.stratum, d.probability,
+                        kind or str(getattr(d.kind, "value", d.kind)))
         if seq < len(self._stored):
             if self._stored[seq].item != key:
                 raise AssayInputError(self.store.location, f"stored run {self.run_id} drew "
@@ -317,13 +329,15 @@ class Campaign:
             reask = [r for r in self._reask if r[1] == j.item and r[2] == j.annotator]
             before = self.known.of(j.annotator).get(j.item)
             got = self._write([j], replace=bool(reask)).get((j.item, j.annotator), j)
-            if (before is None or reask) and got == j and j.status == Status.JUDGED:
-                self._mine.append((j.annotator, j.item))
+            mine = (before is None or bool(reask)) and got == j and j.status != Status.PENDING
+            if mine:
+                self._mine.append((j.annotator, j.item))      # a skip can be undone too
                 self._mine_set.add((j.annotator, j.item))
-                self.new += 1
             if reask:
                 self._reask.remove(reask[0])
-                self._after_reask(reask[0], j)
+                self._after_reask(reask[0], j)              # may restore the undone entry
+            final = self.known.of(j.annotator).get(j.item)
+            self.new += mine and final is not None and final.status == Status.JUDGED
 
     def _write(self, js: list[Judgment], replace: bool = False) -> dict[tuple[str, str],
                                                                         Judgment]:
@@ -340,37 +354,6 @@ class Campaign:
         for (item, who), got in out.items():
             self.known.of(who)[item] = got
         return out
-
-    def _undo(self, annotator: str) -> None:
-        mine = [x for x in self._mine if x[0] == annotator]
-        if not mine:
-            return
-        who, key = mine[-1]
-        self._mine.remove((who, key))
-        self._mine_set.discard((who, key))
-        old = self.known.of(who).pop(key)
-        if self.store is not None:
-            self.store.withdraw(self.dataset, key, who)
-        self.new -= 1
-        self._counted.discard((who, key))
-        idx = self.pool.index_of(key)
-        self._reask.append((int(idx if idx is not None else -1), key, who))
-        self._undone[(who, key)] = old
-
-    def _after_reask(self, req: tuple[int, str, str], j: Judgment) -> None:
-        """An undone item answered again: a skip keeps the old answer; a new value replaces the
-        item's label in every draw of it."""
-        i, key, who = req
-        old = self._undone.pop((who, key), None)
-        if j.status != Status.JUDGED and old is not None:
-            self._write([old], replace=True)
-        res = self._resolve(key)
-        if isinstance(res, str):
-            self._reask.append((i, key, res))
-        elif res != _SKIP and i in self.collected.labelled:
-            self.collected.labelled[i] = res
-            c = self.collected
-            c.labels = [res if d.index == i else v for d, v in zip(c.draws, c.labels)]
 
     def flush(self) -> None:
         """Write draws not yet stored (they are also written with the next judgment)."""

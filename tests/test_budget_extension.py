@@ -16,7 +16,7 @@ from assay.designs.settings import settings_from_options
 from assay.evaluation import evaluate
 from assay.formats.pool import load_pool
 from assay.labels.sources import LabelSource
-from assay.labels.store import Judgment, LabelStore
+from assay.labels.store import Judgment
 
 DESIGNS = [("passive", {}), ("passive", {"replace": True}), ("stratified", {}),
            ("importance", {}), ("oasis", {}), ("auto", {})]

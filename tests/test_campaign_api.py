@@ -4,6 +4,7 @@ never touched."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from assay.campaign import Campaign
@@ -61,3 +62,52 @@ def test_skip_and_undo_go_through_record():
         camp.record([Judgment(reqs[0].key, "ann", 0)])
     assert camp.collected.distinct == 6 and pool.index_of(second.key) in camp.collected.skipped
     assert camp.collected.labelled[pool.index_of(first.key)] == 0
+
+
+SKIP_SCRIPT = {2: "skip", 3: "undo", 6: "skip", 7: "skip", 8: "undo", 9: "undo", 12: "skip"}
+
+
+def _drive(store, pool, label, design, budget, stops=()):
+    """Answer by ``SKIP_SCRIPT`` (else the truth), closing and reopening the stored run after
+    each step in ``stops``; returns the final campaign."""
+    from assay.designs.settings import settings_from_options
+    settings = settings_from_options(design, None)
+
+    def open_():
+        return Campaign.open(store, pool, settings, 5, "d", "ann", budget)
+    camp, step = open_(), 0
+    while reqs := camp.next_items():
+        act = SKIP_SCRIPT.get(step)
+        if act == "undo":
+            camp.record([Undo("ann")])
+        elif act == "skip":
+            camp.record([Judgment(reqs[0].key, "ann", None, Status.SKIPPED)])
+        else:
+            camp.record([Judgment(reqs[0].key, "ann", int(label[reqs[0].index]))])
+        step += 1
+        if step in stops:
+            camp.close()
+            camp = open_()
+    camp.close()
+    return camp
+
+
+@pytest.mark.parametrize("design", ["passive", "stratified", "auto", "importance", "oasis"])
+def test_an_undone_skip_rejoins_the_sample_and_replays(tmp_path, design):
+    """Skips taken back (twice in a row, too) re-ask their items, which join the sample; a
+    stored run with undone skips resumes without a replay mismatch and ends where the run
+    without interruption ends, with labels paid equal to the budget."""
+    pool, label, _ = _pool(400)
+    whole = _drive(LabelStore(tmp_path / "a.db"), pool, label, design, 20)
+    cut = _drive(LabelStore(tmp_path / "b.db"), pool, label, design, 20, stops={6, 11, 14})
+    seq = [pool.key(d.index) for d in whole.collected.draws]
+    assert seq == [pool.key(d.index) for d in cut.collected.draws]
+    assert whole.collected.distinct == 20 and whole.new == 20
+    skipped = {pool.key(i) for i in whole.collected.skipped}
+    assert len(skipped) == 1            # three skips, two taken back
+    store = LabelStore(tmp_path / "b.db")
+    assert len(store.labels("d", "ann")) == 20
+    # stopped with a re-ask outstanding: the item is drawn afresh, no mismatch, no label lost
+    mid = _drive(LabelStore(tmp_path / "c.db"), pool, label, design, 20, stops={3, 5, 9})
+    assert mid.collected.distinct == 20 and len(LabelStore(tmp_path / "c.db").labels(
+        "d", "ann")) == 20

@@ -123,9 +123,6 @@ def test_undo_on_the_first_item_through_assay_label(tmp_path):
     assert "2 labels (2 new, 0 reused)" in res.stdout
 
 
-@pytest.mark.xfail(reason="campaign.Campaign._undo only withdraws judged labels: a skip cannot "
-                          "be undone until assay/campaign.py records skips among the "
-                          "annotator's answers (see the issue-10 report)", strict=False)
 def test_a_skip_can_be_undone(tmp_path):
     from assay.evaluation import evaluate
     from assay.labels.sources import LabelSource
