@@ -8,6 +8,8 @@ nothing to undo (it silently re-asked), and ``q`` stops calmly with exit code 0 
 """
 from __future__ import annotations
 
+import re
+
 import io
 
 import numpy as np
@@ -138,3 +140,14 @@ def test_a_skip_can_be_undone(tmp_path):
     evaluate(pool(), Scripted(), design="passive", budget=3, seed=0,
              store=str(tmp_path / "s.db"))
     assert asked[3] == asked[1]          # the undo re-asks the skipped item
+
+
+def test_a_skip_is_undone_through_assay_label(tmp_path):
+    pool().to_csv(tmp_path / "p.csv", index=False)
+    res = runner.invoke(app, ["label", str(tmp_path / "p.csv"), "--budget", "3", "--store",
+                              str(tmp_path / "s.db"), "--annotator", "ann"],
+                        input="y\ns\nu\nn\ny\n")
+    assert res.exit_code == 0, res.output
+    shown = re.findall(r"item '(q\d+)'", res.stdout)
+    assert len(shown) == 5 and shown[3] == shown[1]      # the skipped item is asked again
+    assert "3 labels (3 new, 0 reused)" in res.stdout
