@@ -180,5 +180,89 @@ def optimal_weights(universe: np.ndarray, n: np.ndarray, target: int, rate: floa
     return weights(res.x if variance(res.x) <= variance(best) else best)
 
 
-__all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "mixture_mean", "optimal_weights",
-           "overlap_weights"]
+def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
+             multiplicity: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """c_j = π_j²/n_j, E_j[w], E_j[w²] (w = p_target/q) over the sets with π_j > 0."""
+    dens = np.asarray(universe, dtype=np.float64)
+    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
+    n, pi = np.asarray(n, dtype=np.float64), np.asarray(pi, dtype=np.float64)
+    live = np.flatnonzero(pi > 0)
+    if np.any(n[live] <= 0):
+        raise EstimationError("a set with mixture weight > 0 has no draws")
+    q = dens @ pi
+    own = dens[:, target]
+    if np.any((own > 0) & (q <= 0)):
+        raise EstimationError(f"the mixture does not cover system {target}'s output")
+    w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
+    mass = dens[:, live] * mult[:, None]
+    return pi[live] ** 2 / n[live], w @ mass, (w * w) @ mass
+
+
+def model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
+                   rate: float | tuple[float, float],
+                   multiplicity: np.ndarray | None = None) -> float:
+    """(M2) for system ``target`` when every label is Bernoulli(μ̄) independent of the item:
+    V(μ̄) = Σ_j (π_j²/n_j)(μ̄ E_j[w²] − μ̄² E_j[w]²), w = p_target/q, the expectations exact
+    sums over the universe (rows of ``universe`` as in :func:`optimal_weights`).
+
+    ``rate`` a number μ̄, or an interval (lo, hi): then the largest V over μ̄ in it (V is a
+    concave quadratic A μ̄ − B μ̄², maximal at A/2B), the conservative bound that the
+    on-demand planner bisects on.
+
+    >>> uni = np.array([[0.5, 0.0], [0.5, 1.0]])
+    >>> round(model_variance(uni, np.array([100, 100]), 0, np.array([1.0, 0.0]), 0.5), 6)
+    0.0025
+    >>> round(model_variance(uni, np.array([100, 100]), 0, np.array([1.0, 0.0]), (0, 1)), 6)
+    0.0025
+    """
+    c, e1, e2 = _moments(universe, n, target, pi, multiplicity)
+    a, b = float(c @ e2), float(c @ (e1 * e1))
+    if np.ndim(rate) == 0:
+        mu = float(rate)
+    else:
+        lo, hi = (float(x) for x in rate)
+        mu = float(np.clip(a / (2 * b), lo, hi)) if b > 0 else hi
+    return max(a * mu - b * mu * mu, 0.0)
+
+
+def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: float,
+                 z: float, rate: float | tuple[float, float], cap: int,
+                 multiplicity: np.ndarray | None = None, minimum: int = 1,
+                 overlap: np.ndarray | None = None) -> int:
+    """The least number d of new draws from system ``target``'s own distribution such that
+    z·√V ≤ ``half_width``, V = :func:`model_variance` with n_target + d draws and the overlap
+    heuristic's π (π_j ∝ n_j Σ_x p_target p_j; the optimal π's model variance is never above
+    it, so the bound stays conservative for the estimate made with optimal weights);
+    bisection over d in [``minimum``, ``cap``] (``cap`` when even ``cap`` draws do not reach
+    the width). ``overlap`` (m,) is Σ_x p_target(x) p_j(x), computed once by the caller.
+
+    >>> uni = np.array([[1.0]])
+    >>> draws_needed(uni, np.array([0]), 0, 0.05, 1.96, 0.5, 10_000)   # 1.96²·¼/0.05²
+    385
+    """
+    dens = np.asarray(universe, dtype=np.float64)
+    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
+    n = np.asarray(n, dtype=np.float64)
+    ov = ((dens[:, target] * mult) @ dens) if overlap is None else np.asarray(overlap, float)
+
+    def width(d: int) -> float:
+        nn = n.copy()
+        nn[target] += d
+        w = nn * ov
+        pi = w / w.sum()
+        return z * float(np.sqrt(model_variance(dens, nn, target, pi, rate, mult)))
+
+    lo, hi = max(int(minimum), 0), max(int(cap), int(minimum), 0)
+    if lo > 0 and width(lo) <= half_width or lo == 0 and n[target] > 0 and \
+            width(0) <= half_width:
+        return lo
+    if width(hi) > half_width:
+        return hi
+    while hi - lo > 1:                  # width(lo) > half_width ≥ width(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if width(mid) <= half_width else (mid, hi)
+    return hi
+
+
+__all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "draws_needed", "mixture_mean",
+           "model_variance", "optimal_weights", "overlap_weights"]

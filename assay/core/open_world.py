@@ -126,11 +126,7 @@ def open_world_recall(mu: np.ndarray, mu_cov: np.ndarray, sizes: np.ndarray, poo
     sizes = np.asarray(sizes, dtype=np.float64)
     found = np.asarray(found, dtype=np.float64).reshape(-1, m)
     theta, v_theta = unit_ratio(in_pool, true_items, n_units)
-    mi, mp = mu[:, 0], mu[:, 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nu = sizes * mi / (pool_size * mp)
-        rel = cov[:, 0, 0] / mi**2 + cov[:, 1, 1] / mp**2 - 2 * cov[:, 0, 1] / (mi * mp)
-        v_nu = nu**2 * np.maximum(rel, 0.0)
+    nu, v_nu = pool_share(mu, cov, sizes, pool_size)
     prod = theta * nu
     v_prod = nu**2 * v_theta + theta**2 * v_nu + v_theta * v_nu
     ex, v_ex, c_ex = np.zeros(m), np.zeros(m), np.zeros(m)
@@ -144,6 +140,41 @@ def open_world_recall(mu: np.ndarray, mu_cov: np.ndarray, sizes: np.ndarray, poo
     v_hyb = w**2 * v_ex + (1 - w) ** 2 * v_prod + 2 * w * (1 - w) * c_ex
     return RecallParts(theta, v_theta, nu, v_nu, prod, v_prod, ex, v_ex, hyb,
                        np.maximum(v_hyb, 0.0), w)
+
+
+def pool_share(mu: np.ndarray, mu_cov: np.ndarray, sizes: np.ndarray, pool_size: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """ν̂_i = |X_i| μ̂_i / (|P| μ̂_P), each system's share of the pool's true items (the
+    closed-world, pooled recall), with the delta-method variance ν̂² (V_ii/μ_i² + V_PP/μ_P² −
+    2V_iP/(μ_i μ_P)); arguments as in :func:`open_world_recall`.
+
+    >>> nu, var = pool_share(np.array([[0.5, 0.5]]), np.array([np.diag([1e-4, 0.0])]),
+    ...                      np.array([5]), 10)
+    >>> float(nu[0]), round(float(var[0]), 6)
+    (0.5, 0.0001)
+    """
+    mu = np.asarray(mu, dtype=np.float64).reshape(-1, 2)
+    cov = np.asarray(mu_cov, dtype=np.float64).reshape(-1, 2, 2)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    mi, mp = mu[:, 0], mu[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nu = sizes * mi / (pool_size * mp)
+        rel = cov[:, 0, 0] / mi**2 + cov[:, 1, 1] / mp**2 - 2 * cov[:, 0, 1] / (mi * mp)
+    return nu, nu**2 * np.maximum(rel, 0.0)
+
+
+def closed_world_parts(mu: np.ndarray, mu_cov: np.ndarray, sizes: np.ndarray,
+                       pool_size: int) -> RecallParts:
+    """:class:`RecallParts` before any unit is annotated exhaustively: the pooled recall
+    (:func:`pool_share`) is known, θ and every open-world recall are undefined (NaN).
+
+    >>> parts = closed_world_parts(np.array([[0.5, 0.5]]), np.zeros((1, 2, 2)), np.array([5]), 10)
+    >>> float(parts.pooled[0]), bool(np.isnan(parts.product[0]))
+    (0.5, True)
+    """
+    nu, v_nu = pool_share(mu, mu_cov, sizes, pool_size)
+    nan = np.full(nu.shape, np.nan)
+    return RecallParts(math.nan, math.nan, nu, v_nu, nan, nan, nan, nan, nan, nan, nan)
 
 
 def joint_estimates(mu: np.ndarray, mu_cov: np.ndarray, n_success: np.ndarray,
@@ -221,5 +252,5 @@ def _bounded(measure: str, alpha: float, est: float, var: float, confidence: flo
     return Estimate(measure, alpha, est, lo, hi, se, confidence, method, note=note)
 
 
-__all__ = ["RecallParts", "joint_estimates", "open_world_recall", "unit_ratio",
-           "unit_ratio_cov"]
+__all__ = ["RecallParts", "closed_world_parts", "joint_estimates", "open_world_recall",
+           "pool_share", "unit_ratio", "unit_ratio_cov"]

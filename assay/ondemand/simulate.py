@@ -1,0 +1,94 @@
+"""The on-demand campaign without a store, for simulations: systems arrive in turn, each gets
+the draws :func:`assay.ondemand.joint.next_draws` asks for, labelled at once from the truth.
+Same rule, same universe (the pool of the systems so far, rows in key order) and same seeded
+generators as :class:`assay.ondemand.campaign.OnDemandCampaign`, so for keys that sort like
+the rows it makes the campaign's draws (tests/test_ondemand_campaign.py checks)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from assay.ondemand import joint
+from assay.ondemand.campaign import MAX_ROUNDS, MINIMUM_DRAWS
+
+
+@dataclass(frozen=True)
+class InTurn:
+    """Draws of a campaign run in turn: system, item row (of ``memb``), label; and the new
+    labels each submission paid for."""
+
+    src: np.ndarray
+    item: np.ndarray
+    f: np.ndarray
+    labels_by_system: np.ndarray
+
+
+def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float, confidence: float = 0.90,
+            seed: int = 0, submission_cap: int = 1000, campaign_cap: int | None = None
+            ) -> InTurn:
+    """Run the campaign over systems 0, 1, … of ``memb`` (items × systems) in turn."""
+    m = memb.shape[1]
+    src: list[int] = []
+    item: list[int] = []
+    seen: set[int] = set()
+    paid = np.zeros(m, dtype=np.int64)
+    for t in range(m):
+        rows = np.flatnonzero(memb[:, :t + 1].any(axis=1))
+        local = np.full(memb.shape[0], -1)
+        local[rows] = np.arange(len(rows))
+        uni = joint.Universe(memb[rows][:, :t + 1])
+        out = np.flatnonzero(uni.memb[:, t])
+        for r in range(MAX_ROUNDS + 1):
+            s, it = np.array(src, dtype=np.int64), local[np.array(item, dtype=np.int64)]
+            f = truth[np.array(item, dtype=np.int64)].astype(np.float64)
+            own = int(np.count_nonzero(s == t))
+            room = submission_cap - own
+            if campaign_cap is not None:
+                room = min(room, campaign_cap - len(seen))
+            d = joint.next_draws(uni, s, it, f, t, r, room, half_width, confidence,
+                                 MAX_ROUNDS, MINIMUM_DRAWS)
+            if d == 0:
+                break
+            picks = rows[np.random.default_rng([seed, t, r]).choice(out, size=d, replace=True)]
+            for p in picks.tolist():
+                src.append(t)
+                item.append(p)
+                if p not in seen:
+                    seen.add(p)
+                    paid[t] += 1
+    return InTurn(np.array(src, dtype=np.int64), np.array(item, dtype=np.int64),
+                  truth[np.array(item, dtype=np.int64)].astype(np.float64), paid)
+
+
+@dataclass(frozen=True)
+class World:
+    """A simulated corpus: items (``unit`` each), which are true, and m systems' outputs."""
+
+    unit: np.ndarray
+    truth: np.ndarray
+    memb: np.ndarray
+
+    def keys(self) -> np.ndarray:
+        """Item keys that sort like the rows."""
+        return np.array([f"i{k:07d}" for k in range(len(self.truth))], dtype=object)
+
+
+def world(seed: int, n_units: int = 500, per_unit: int = 10, m: int = 6,
+          sizes: tuple[int, int] = (300, 900), rate: float = 0.15) -> World:
+    """Overlapping systems of different precision and recall that all miss some true items:
+    each ranks the items by a shared ease plus its own noise plus a shift on true items, and
+    outputs its top ``sizes``-range many."""
+    rng = np.random.default_rng(seed)
+    n = n_units * per_unit
+    unit = np.repeat(np.arange(n_units), per_unit)
+    truth = rng.random(n) < rate
+    easy = rng.random(n)
+    memb = np.zeros((n, m), dtype=bool)
+    for k in range(m):
+        score = easy + rng.normal(0, 0.7, n) + rng.uniform(0.5, 1.5) * truth
+        memb[np.argsort(-score)[:int(rng.integers(*sizes))], k] = True
+    return World(unit, truth, memb)
+
+
+__all__ = ["InTurn", "World", "in_turn", "world"]
