@@ -169,3 +169,17 @@ def test_systems_in_turn_precision_fast():
 def test_systems_in_turn_precision_unbiased_and_covers():
     truth, est, cover, _ = _coverage(200)
     _check(200, truth, est, cover, 1.645 * math.sqrt(0.9 * 0.1 / 200))
+
+
+def test_fast_optimal_weights_reach_powells_optimum():
+    from assay.core.mixture import optimal_weights, optimal_weights_fast
+    w = world(11, m=8)
+    uni = joint.Universe(w.memb[w.memb.any(axis=1)])
+    pats, mult = uni.patterns()
+    n = np.array([40, 10, 80, 40, 5, 40, 60, 40])
+    for target in (0, 4, 7):
+        fast = optimal_weights_fast(pats, n, target, 0.3, mult)
+        slow = optimal_weights(pats, n, target, 0.3, mult)
+        assert fast[target] >= 0.05 - 1e-12 and fast.sum() == pytest.approx(1.0)
+        v_fast, v_slow = (model_variance(pats, n, target, p, 0.3, mult) for p in (fast, slow))
+        assert v_fast <= v_slow * (1 + 1e-3)

@@ -328,6 +328,7 @@ def senseval(ctx: typer.Context) -> None:
 
 
 _mount_extensions()
+app.add_typer(__import__("assay.interfaces.campaign_cli", fromlist=["app"]).app, name="campaign")
 
 
 def main() -> None:

@@ -241,21 +241,22 @@ class OnDemandCampaign:
                        corpus_units: int | None = None) -> None:
         """Record exhaustively annotated units (a simple random sample of the corpus's units)
         and each one's true item keys (possibly none)."""
-        if corpus_units is not None:
-            if corpus_units < 1:
-                raise AssayInputError("--corpus-units", f"{corpus_units}",
-                                      expected="a positive integer")
-            self.od.set_corpus_units(self.row.id, corpus_units)
+        if corpus_units is not None and corpus_units < 1:
+            raise AssayInputError("--corpus-units", f"{corpus_units}",
+                                  expected="a positive integer")
         row = self.od.campaign(self.row.name)
-        n = len(set(self.od.units(self.row.id)) | set(truth))
-        if row.corpus_units is None:
+        corpus = corpus_units if corpus_units is not None else row.corpus_units
+        n = len(set(self.od.units(self.row.id)) | {str(u) for u in truth})
+        if corpus is None:
             raise AssayInputError("--corpus-units", "the corpus's number of units is not known",
                                   expected="--corpus-units N here or at 'campaign new'")
-        if n > row.corpus_units:
+        if n > corpus:
             raise AssayInputError("--corpus-units", f"{n} annotated units in a corpus of "
-                                  f"{row.corpus_units}", expected="at most as many as the corpus")
+                                  f"{corpus}", expected="at most as many as the corpus")
         self.od.add_units(self.row.id, {str(u): [str(k) for k in v] for u, v in truth.items()})
-        self.row = row
+        if corpus_units is not None:
+            self.od.set_corpus_units(self.row.id, corpus_units)
+        self.row = self.od.campaign(self.row.name)
 
     # -- estimates ---------------------------------------------------------------------------
     def report(self, rule: str = "optimal") -> CampaignReport:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from assay.core.mixture import draws_needed, mixture_mean, optimal_weights, overlap_weights
+from assay.core.mixture import (draws_needed, mixture_mean, optimal_weights_fast,
+                                 overlap_weights)
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
 from assay.core.types import Estimate
@@ -67,7 +68,8 @@ class Universe:
 
 def mixtures(uni: Universe, n: np.ndarray, rate: float, rule: str = "optimal",
              only: list[int] | None = None) -> dict[int, np.ndarray]:
-    """One mixture π per system (``only`` those): ``optimal`` (model variance at μ̄ = ``rate``),
+    """One mixture π per system (``only`` those): ``optimal`` (model variance at μ̄ = ``rate``,
+    :func:`assay.core.mixture.optimal_weights_fast`),
     ``overlap`` (kbp-online's heuristic) or ``own`` (the system's own draws alone: simple,
     per-system sampling)."""
     m = uni.memb.shape[1]
@@ -80,7 +82,7 @@ def mixtures(uni: Universe, n: np.ndarray, rate: float, rule: str = "optimal",
         src = np.repeat(np.arange(m), np.asarray(n, dtype=np.int64))
         w = overlap_weights(src, np.eye(m)[src], ov)
         return {i: w[i] for i in targets}
-    return {i: optimal_weights(pats, n, i, rate, mult) for i in targets}
+    return {i: optimal_weights_fast(pats, n, i, rate, mult) for i in targets}
 
 
 def _moments(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
@@ -91,9 +93,14 @@ def _moments(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
     mu, cov = np.full((m, 2), np.nan), np.full((m, 2, 2), np.nan)
     done = []
     for i, pi in pis.items():
-        if pi.ndim == 1 and np.bincount(src[ok], minlength=m)[i] > 1:
+        if np.bincount(src[ok], minlength=m)[i] < 2:
+            continue
+        if np.all(dens[:, :m] @ pi > 0):        # the mixture covers the pool: both columns
             mu[i], cov[i] = mixture_mean(src[ok], dens[:, :m], dens[:, [i, m]], f[ok], pi)
-            done.append(i)
+        else:                                   # e.g. the system's own draws alone
+            e, c = mixture_mean(src[ok], dens[:, :m], dens[:, [i]], f[ok], pi)
+            mu[i, 0], cov[i, 0, 0] = e[0], c[0, 0]
+        done.append(i)
     return mu, cov, done
 
 

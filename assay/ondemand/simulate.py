@@ -24,11 +24,14 @@ class InTurn:
     labels_by_system: np.ndarray
 
 
-def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float, confidence: float = 0.90,
+def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
+            confidence: float = 0.90,
             seed: int = 0, submission_cap: int = 1000, campaign_cap: int | None = None
             ) -> InTurn:
-    """Run the campaign over systems 0, 1, … of ``memb`` (items × systems) in turn."""
+    """Run the campaign over systems 0, 1, … of ``memb`` (items × systems) in turn;
+    ``half_width`` one target for all, or one per system."""
     m = memb.shape[1]
+    targets = np.broadcast_to(np.asarray(half_width, dtype=np.float64), (m,))
     src: list[int] = []
     item: list[int] = []
     seen: set[int] = set()
@@ -46,7 +49,7 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float, confidence: 
             room = submission_cap - own
             if campaign_cap is not None:
                 room = min(room, campaign_cap - len(seen))
-            d = joint.next_draws(uni, s, it, f, t, r, room, half_width, confidence,
+            d = joint.next_draws(uni, s, it, f, t, r, room, float(targets[t]), confidence,
                                  MAX_ROUNDS, MINIMUM_DRAWS)
             if d == 0:
                 break

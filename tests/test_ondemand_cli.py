@@ -1,0 +1,102 @@
+"""``assay campaign new | exhaustive | submit | report``: a whole session through the CLI, the
+JSON report's fields, and bad input → one line naming the file/row/option, exit 2, nothing
+written."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from assay.interfaces.cli import app
+from assay.labels.store import LabelStore
+from assay.ondemand.simulate import world
+from assay.ondemand.store import OnDemandStore
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def files(tmp_path):
+    w = world(5, m=3)
+    keys = w.keys()
+    for k in range(3):
+        pd.DataFrame({"item": keys[w.memb[:, k]], "unit": w.unit[w.memb[:, k]]}).to_csv(
+            tmp_path / f"sys{k}.csv", index=False)
+    pd.DataFrame({"item": keys, "label": w.truth.astype(int)}).to_csv(tmp_path / "gold.csv",
+                                                                      index=False)
+    rows = []
+    for u in np.random.default_rng(0).choice(500, 40, replace=False):
+        rows += [(f"u{u}", k) for k in keys[(w.unit == u) & w.truth]] or [(f"u{u}", "")]
+    pd.DataFrame(rows, columns=["unit", "item"]).to_csv(tmp_path / "units.csv", index=False)
+    return tmp_path
+
+
+def _ok(args):
+    res = runner.invoke(app, ["campaign"] + [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def _fails(args, *words):
+    res = runner.invoke(app, ["campaign"] + [str(a) for a in args])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in res.output, res.output
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def test_session_and_json_report(files):
+    db = files / "s.db"
+    _ok(["new", "kb", "--store", db, "--corpus-units", 500, "--half-width", 0.06])
+    for k in range(3):
+        res = _ok(["submit", "kb", files / f"sys{k}.csv", "--system", f"s{k}", "--gold",
+                   files / "gold.csv", "--store", db])
+        assert f"s{k}:" in res.output and "precision" in res.output
+    _ok(["exhaustive", "kb", files / "units.csv", "--store", db])
+    _ok(["report", "kb", "--store", db, "--json", files / "r.json"])
+    rep = json.loads((files / "r.json").read_text())
+    assert rep["labels_total"] == sum(s["labels_used"] for s in rep["systems"]) > 0
+    for s in rep["systems"]:
+        for m in ("precision", "recall", "f1", "pooled_recall"):
+            e = s[m]
+            assert set(e) == {"estimate", "ci_low", "ci_high"}
+            assert e["ci_low"] <= e["estimate"] <= e["ci_high"]
+    assert "s2" in _ok(["report", "kb", "--store", db]).output
+
+
+def test_bad_input_is_one_line_and_writes_nothing(files):
+    db = files / "s.db"
+    _ok(["new", "kb", "--store", db, "--corpus-units", 500])
+    _fails(["new", "kb", "--store", db], "exists")
+    _fails(["new", "x", "--store", db, "--half-width", 0.7], "--half-width")
+    _fails(["report", "nope", "--store", db], "nope")
+    _fails(["submit", "kb", files / "sys0.csv", "--system", "s0", "--gold", files / "gold.csv",
+            "--store", db, "--key", "id"], "sys0.csv", "id")
+    bad_gold = pd.read_csv(files / "gold.csv")
+    bad_gold.loc[3, "label"] = 7
+    bad_gold.to_csv(files / "bad_gold.csv", index=False)
+    _fails(["submit", "kb", files / "sys0.csv", "--system", "s0", "--gold",
+            files / "bad_gold.csv", "--store", db], "bad_gold.csv", "line 5")
+    part = pd.read_csv(files / "gold.csv").iloc[:100]
+    part.to_csv(files / "part_gold.csv", index=False)
+    _fails(["submit", "kb", files / "sys0.csv", "--system", "s0", "--gold",
+            files / "part_gold.csv", "--store", db], "no label for item")
+    sub = pd.read_csv(files / "sys0.csv")
+    sub.loc[2, "item"] = None
+    sub.to_csv(files / "blank.csv", index=False)
+    _fails(["submit", "kb", files / "blank.csv", "--system", "s0", "--gold",
+            files / "gold.csv", "--store", db], "blank.csv", "line 4", "empty key")
+    _fails(["exhaustive", "kb", files / "units.csv", "--store", db, "--corpus-units", 10],
+           "--corpus-units")
+    _fails(["report", "kb", "--store", db, "--json", files / "no" / "dir" / "r.json"],
+           "--json")
+    od = OnDemandStore(LabelStore(db))
+    row = od.campaign("kb")
+    assert od.systems(row.id) == [] and od.units(row.id) == {}
+    assert od.draws(row.id).empty and row.corpus_units == 500
+    assert not (files / "no").exists()
