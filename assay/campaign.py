@@ -362,10 +362,11 @@ class Campaign(Undoing):
             self._pending_draws = []
 
     # -- results ---------------------------------------------------------------------------
-    def estimate(self) -> dict[str, Estimate]:
-        """Precision, recall and F1 from the draws so far."""
+    def estimate(self, bounds: bool = True) -> dict[str, Estimate]:
+        """Precision, recall and F1 from the draws so far (``bounds``: with the
+        assumption-free intervals)."""
         return estimate_all(self.design, self.collected, self.pool.prediction, self.confidence,
-                            interval=self.interval)
+                            interval=self.interval, bounds=bounds)
 
     def result_notes(self) -> list[str]:
         """What the user should know about this run (capped budget, re-scored pool, …)."""

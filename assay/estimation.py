@@ -15,13 +15,15 @@ only the draws (item, stratum, phase, probability and its kind), the labels and 
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from assay.core.bounds import assumption_free
 from assay.core.measures import MEASURES, f_measure, f_measures
 from assay.core.rank_model import RankModel
-from assay.core.totals import sample_of
+from assay.core.totals import Sample, StratifiedSample, sample_of
 from assay.core.types import Draws, Estimate
 
 if TYPE_CHECKING:
@@ -35,10 +37,34 @@ def _distinct(draws: Draws, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return items, np.asarray(labels)[first]
 
 
+def _with_free(est: list[Estimate], draws: Draws, labels: np.ndarray, pool_pred: np.ndarray,
+               sample: Sample, alpha: float, confidence: float) -> list[Estimate]:
+    """Each estimate with its assumption-free interval (:func:`assay.core.bounds.
+    assumption_free`): exact stratified bounds for a stratified sample, what the labels make
+    certain for draws with replacement."""
+    items, first = np.unique(draws.item, return_index=True)
+    lab = np.asarray(labels, dtype=np.int64)[first]
+    strat = isinstance(sample, StratifiedSample)
+    lo, hi, kind = assumption_free(
+        lab, pool_pred[items], pool_pred.shape[0], pool_pred.sum(axis=0), alpha, confidence,
+        stratum=draws.stratum[first] if strat else None,
+        sizes=sample.sizes if strat else None)  # type: ignore[attr-defined]
+    out = []
+    for j, e in enumerate(est):
+        if not e.defined:
+            out.append(e)
+            continue
+        free = ((e.ci_low, e.ci_high) if e.method == "census"   # exact already
+                else (float(lo[j]), float(hi[j])))
+        out.append(replace(e, assumption_free=free,
+                           extra={**e.extra, "assumption_free_kind": kind}))
+    return out
+
+
 def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
                      sizes: np.ndarray | None = None, confidence: float = 0.95,
-                     alphas: dict[str, float] | None = None, interval: str = "auto"
-                     ) -> dict[str, list[Estimate]]:
+                     alphas: dict[str, float] | None = None, interval: str = "auto",
+                     bounds: bool = True) -> dict[str, list[Estimate]]:
     """Design-based precision, recall and F1 (or the measures in ``alphas``) of every system.
 
     ``predictions`` is the pool's (N,) or (N × m) matrix of 0/1 predictions, one column per
@@ -69,15 +95,19 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
         n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
         out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
                                domain_size=pool_pred.sum(axis=0))
+        if bounds and len(draws.item):
+            out[name] = _with_free(out[name], draws, lab, pool_pred, sample, a, confidence)
     return out
 
 
 def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarray,
                  confidence: float, alphas: dict[str, float] | None = None,
-                 interval: str = "auto") -> dict[str, Estimate]:
+                 interval: str = "auto", bounds: bool = True) -> dict[str, Estimate]:
     """Precision, recall and F1 (or the measures given) of one system from a run's draws so
     far; where the design ranks the pool (``auto``), the rank model's estimate is offered to
-    :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels.
+    :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels. With
+    ``bounds`` each estimate carries its assumption-free interval (module
+    :mod:`assay.core.bounds`); history checkpoints skip it.
 
     >>> import numpy as np
     >>> from assay.designs import UniformWithoutReplacement
@@ -106,6 +136,9 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
                               model=model, domain_size=int(predictions.sum()))
+        if bounds and labels.size:
+            out[name] = _with_free([out[name]], draws, labels, np.asarray(predictions)[:, None],
+                                   sample, a, confidence)[0]
     return out
 
 

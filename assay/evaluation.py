@@ -167,7 +167,7 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
         n = c.collected.distinct
         if n != last[0] and (n in marks or progress is not None and n % 25 == 0):
             last[0] = n
-            est = c.estimate()
+            est = c.estimate(bounds=False)
             if n in marks:
                 history.append(HistoryPoint(n, len(c.collected.draws), est))
             if progress is not None:

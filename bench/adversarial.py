@@ -109,9 +109,16 @@ def _record(est: dict[str, Any]) -> dict[str, Any]:
     for m in MEASURES:
         e = est[m]
         di = e.extra.get("design_interval") if e.extra else None
+        mi = e.extra.get("model_interval") if e.extra else None
+        free = getattr(e, "assumption_free", None)
         out[m] = {"est": e.estimate, "lo": e.ci_low, "hi": e.ci_high, "method": e.method,
                   "dlo": None if di is None else float(di[0]),
-                  "dhi": None if di is None else float(di[1])}
+                  "dhi": None if di is None else float(di[1]),
+                  "mlo": None if mi is None else float(mi[0]),
+                  "mhi": None if mi is None else float(mi[1]),
+                  "flo": None if free is None else float(free[0]),
+                  "fhi": None if free is None else float(free[1]),
+                  "assumes": bool(getattr(e, "assumes", None))}
         for k in ("est", "lo", "hi"):
             out[m][k] = None if out[m][k] is None else float(out[m][k])
     return out
@@ -186,6 +193,21 @@ def summarise(rows: list[dict[str, Any]], truth: dict[str, float], design: str) 
                      sd=float(est.std(ddof=1)) if est.size > 1 else float("nan"))
             methods = [r["method"] for r in rs]
             d["methods"] = {k: methods.count(k) for k in sorted(set(methods))}
+            d["assumes_share"] = float(np.mean([bool(r.get("assumes")) for r in rs]))
+            free = [r for r in rs if r.get("flo") is not None]
+            if free:                      # the assumption-free interval (issue 11)
+                flo = np.array([r["flo"] for r in free])
+                fhi = np.array([r["fhi"] for r in free])
+                d["free_coverage"] = float(np.mean((flo <= t) & (t <= fhi)))
+                d["free_half_width"] = float(np.mean((fhi - flo) / 2))
+            # the model-based interval, primary or not (kept beside a design-based fallback)
+            mod = [(r["lo"], r["hi"]) if r["method"] == "model" else (r.get("mlo"), r.get("mhi"))
+                   for r in rs]
+            mod = [x for x in mod if x[0] is not None]
+            if mod:
+                ml, mh = np.array(mod).T
+                d["any_model_coverage"] = float(np.mean((ml <= t) & (t <= mh)))
+                d["any_model_half_width"] = float(np.mean((mh - ml) / 2))
             if design == "auto":
                 model = [r for r in rs if r["method"] == "model"]
                 d["model_share"] = len(model) / len(rs)
@@ -293,7 +315,7 @@ def markdown(state: dict[str, Any]) -> str:
     tol = tolerance(reps)
     cmds = state.get("commands", [state["command"]])
     cells = state["cells"]
-    lines = ["# Adversarial worlds: baseline of today's intervals (issue 11, must-have 5)", "",
+    lines = [f"# Adversarial worlds: {state.get('title', 'the intervals of today')} (issue 11)", "",
              "Command" + (f"s (one run, resumed; {len(cmds)} invocations)" if len(cmds) > 1
                           else "") + ": " + "; ".join(f"`{c}`" for c in cmds), "",
              "Date: " + " → ".join(dict.fromkeys(state.get("dates", [state["date"]])))
@@ -343,6 +365,27 @@ def markdown(state: dict[str, Any]) -> str:
                       f"{d} {min(v):.0f}–{max(v):.0f} s (median {np.median(v):.0f})"
                       for d, v in cpu.items() if v)
                   + f"; all {len(order)} cells {sum(map(sum, cpu.values())) / 60:.0f} CPU-min."]
+    if order and any("free_coverage" in c["summary"]["recall"] for c in order):
+        lines += ["", "## Two intervals: the primary and the assumption-free one", "",
+                  "free = the assumption-free interval (`assumption_free`; exact stratified "
+                  "bounds for stratified draws, what the labels make certain for draws with "
+                  "replacement); assumes = share of repetitions whose primary interval names an "
+                  "assumption (`assumes` not null); model = share whose primary is the "
+                  "model-based interval, and the model-based interval's coverage / half-width "
+                  "over every repetition (kept beside a design-based fallback).", "",
+                  "| world | design | budget | R cov | R cov free | R hw | R hw free | "
+                  "P cov free | F1 cov free | F1 hw free | assumes R | model R | model cov R | "
+                  "model hw R |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for c in order:
+            s_ = c["summary"]
+            p, r, f = s_["precision"], s_["recall"], s_["f1"]
+            lines.append(
+                f"| {c['world']} | {c['design']} | {c['budget']} | {cov_cell(r, tol)} | "
+                f"{cov_cell(r, tol, 'free_coverage')} | {f3(r.get('half_width'))} | "
+                f"{f3(r.get('free_half_width'))} | {cov_cell(p, tol, 'free_coverage')} | "
+                f"{cov_cell(f, tol, 'free_coverage')} | {f3(f.get('free_half_width'))} | "
+                f"{f3(r.get('assumes_share'), 2)} | {f3(r.get('model_share'), 2)} | "
+                f"{f3(r.get('any_model_coverage'), 2)} | {f3(r.get('any_model_half_width'))} |")
     autos = [c for c in order if c["design"] == "auto"]
     if autos:
         lines += ["", "## `auto`: model-based estimate against the design-based interval it "
@@ -469,6 +512,7 @@ def main() -> None:
     ap.add_argument("--full-history", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "adversarial_baseline.md"))
     ap.add_argument("--state", default="")
+    ap.add_argument("--title", default="the intervals of today")
     ap.add_argument("--sweep", default="", help="worlds to re-run over other world seeds")
     ap.add_argument("--sweep-seeds", type=int, default=10)
     ap.add_argument("--sweep-reps", type=int, default=20)
@@ -499,7 +543,7 @@ def main() -> None:
         + [shell("date")]
     state["commits"] = state.get("commits", [state["commit"]] if "commit" in state else []) \
         + [shell(f"git -C {ROOT} rev-parse --short HEAD")]
-    state.update(reps=a.reps, world_seed=a.world_seed, command=command,
+    state.update(reps=a.reps, world_seed=a.world_seed, command=command, title=a.title,
                  date=shell("date"), nproc=shell("nproc"), free=shell("free -g"),
                  python=platform.python_version(),
                  commit=shell(f"git -C {ROOT} rev-parse --short HEAD"))

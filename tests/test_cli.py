@@ -40,8 +40,11 @@ def test_evaluate_json_and_report(files, design):
     assert doc["pool_size"] == 2000 and doc["confidence"] == 0.95
     assert set(doc["estimates"]) == {"precision", "recall", "f1"}
     for v in doc["estimates"].values():
-        assert set(v) == {"estimate", "ci_low", "ci_high"}
+        assert set(v) == {"estimate", "ci_low", "ci_high", "assumes", "assumption_free"}
         assert v["ci_low"] <= v["estimate"] <= v["ci_high"]
+        free = v["assumption_free"]                     # issue 11: two intervals, named
+        assert set(free) == {"ci_low", "ci_high"} and 0 <= free["ci_low"] <= free["ci_high"] <= 1
+        assert v["assumes"] is None or isinstance(v["assumes"], str)
     page = rep.read_text()
     assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
     assert "Strata" in page and "Parameters" in page

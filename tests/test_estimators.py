@@ -44,7 +44,8 @@ def test_undefined_without_positive():
     e = f_measure(s, np.zeros(4), np.zeros(4), 0.0)
     assert not e.defined and e.ci_low is None and e.method == "undefined"
     assert "no true positive" in e.note
-    assert e.to_dict() == {"estimate": None, "ci_low": None, "ci_high": None}
+    assert e.to_dict() == {"estimate": None, "ci_low": None, "ci_high": None, "assumes": None,
+                           "assumption_free": None}
 
 
 def test_interval_choice():

@@ -60,15 +60,33 @@ class FitCheck:
     deviance: float
     df: int
     p_value: float
+    local_p: float = 1.0        # the most contradicted stratum's excess, Bonferroni-adjusted
+    local_stratum: int = -1     # … and which stratum it is (−1: none tested)
 
 
 def fit_check(cal: RankCalibration, ranks: np.ndarray, labels: np.ndarray,
-              stratum: np.ndarray, n_params: int = 3) -> FitCheck:
+              stratum: np.ndarray, n_params: int = 3,
+              sizes: np.ndarray | None = None) -> FitCheck:
     """Deviance of the calibration against one free rate per stratum (McCullagh & Nelder 1989,
     §4.4): G² = 2 Σ_h [k_h log(k_h/E_h) + (n_h − k_h) log((n_h − k_h)/(n_h − E_h))], with k_h
     positives among the n_h labels of stratum h and E_h = Σ_i π(r_i) their expectation under
     the calibration; p-value from χ² with (strata with labels − ``n_params``) degrees of
-    freedom (a, b and the knee)."""
+    freedom (a, b and the knee).
+
+    A global deviance has little power against a rate that rises in one stratum, the failure
+    that makes a model-based recall too high. So each stratum sampled in part (``sizes``: N_h;
+    a stratum labelled in full needs no model) is also tested for an excess of positives:
+    p_h = P(K ≥ k_h) for K ~ Binomial(n_h, E_h/n_h) (more dispersed than the Poisson-binomial
+    sum of the π(r_i), so p_h errs large), Bonferroni-adjusted over the S strata tested:
+    ``local_p`` = min(1, S·min_h p_h).
+
+    >>> cal = RankCalibration(np.array([-4.0, 0.0]), np.zeros((2, 2)), 200, 10)
+    >>> ranks = np.arange(1.0, 201.0); st = np.repeat([0, 1], 100)
+    >>> lab = np.zeros(200); lab[100:110] = 1          # 10 matches where 1.8 are expected
+    >>> chk = fit_check(cal, ranks, lab, st, sizes=np.array([1000, 1000]))
+    >>> chk.local_stratum, chk.local_p < 0.001
+    (1, True)
+    """
     pi = cal.probability(ranks)
     k = int(stratum.max()) + 1 if stratum.size else 0
     n_h = np.bincount(stratum, minlength=k).astype(float)
@@ -76,6 +94,15 @@ def fit_check(cal: RankCalibration, ranks: np.ndarray, labels: np.ndarray,
     e_h = np.clip(np.bincount(stratum, weights=pi, minlength=k), 1e-12, None)
     e_h = np.minimum(e_h, n_h - 1e-12)
     used = n_h > 0
+    local_p, local_h = 1.0, -1
+    if sizes is not None:
+        partial = used & (n_h < np.asarray(sizes, float)[:k])
+        if partial.any():
+            rate = np.clip(e_h[partial] / n_h[partial], 0.0, 1.0)
+            p_h = stats.binom.sf(np.round(k_h[partial]) - 1, n_h[partial].astype(np.int64), rate)
+            j = int(np.argmin(p_h))
+            local_p = float(min(1.0, partial.sum() * p_h[j]))
+            local_h = int(np.flatnonzero(partial)[j])
     n_h, k_h, e_h = n_h[used], k_h[used], e_h[used]
     with np.errstate(divide="ignore", invalid="ignore"):
         t1 = np.where(k_h > 0, k_h * np.log(k_h / e_h), 0.0)
@@ -83,8 +110,8 @@ def fit_check(cal: RankCalibration, ranks: np.ndarray, labels: np.ndarray,
     dev = float(2.0 * np.sum(t1 + t0))
     df = int(used.sum()) - n_params
     if df <= 0:
-        return FitCheck(dev, df, 1.0)
-    return FitCheck(dev, df, float(stats.chi2.sf(dev, df)))
+        return FitCheck(dev, df, 1.0, local_p, local_h)
+    return FitCheck(dev, df, float(stats.chi2.sf(dev, df)), local_p, local_h)
 
 
 @dataclass(frozen=True)

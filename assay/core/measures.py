@@ -21,6 +21,7 @@ from the same draws in one call, as m single-system calls would (the totals are 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +33,13 @@ from assay.errors import EstimationError
 
 MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
 FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
+LOCAL_LEVEL = 0.05   # … and below this one for an excess of matches in one stratum (the labels win)
+MODEL_ASSUMES = ("the rank model: where labels are few, unlabelled items follow the match rate "
+                 "fitted to the labels along the score ranking (flat top, decay below); matches "
+                 "the score cannot see, or a rate that rises again where few items are "
+                 "labelled, are outside it")
+WEIGHTED_ASSUMES = ("the normal approximation of the importance-weighted estimator: items drawn "
+                    "rarely or never hold few matches for their selection probability")
 PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
                    "on the score rank fitted to the labels (assumes the rate does not rise "
                    "down the ranking); the design-based estimate and interval are given beside it")
@@ -116,6 +124,7 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
              else np.broadcast_to(np.asarray(domain_size, dtype=np.float64), (m,)))
     if isinstance(sample, StratifiedSample) and alpha < 1.0:
         unseen = unseen_positive_bound(sample, ell, confidence)
+    assumes = _assumes(sample, unseen)
     out = []
     for j in range(m):
         if not ok[j]:
@@ -139,7 +148,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                       f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
                       "side" if method == "exact" else "")
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
-                            _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen)))
+                            _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen),
+                            assumes=None if method == "census" else assumes))
     return out
 
 
@@ -169,17 +179,26 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     res = model.predictive(alpha, confidence)
     if res is None:
         return design
+    misfit = ""
     if res.fit is not None and res.fit.p_value < FIT_LEVEL:
         misfit = (f"the rank calibration does not fit the labels (deviance "
                   f"{res.fit.deviance:.1f} on {res.fit.df} df, p = {res.fit.p_value:.2g}): "
                   "design-based estimate and interval")
-        return f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
+    elif res.fit is not None and res.fit.local_p < LOCAL_LEVEL:
+        misfit = (f"the labels of stratum {res.fit.local_stratum} hold more matches than the "
+                  f"rank calibration allows (p = {res.fit.local_p:.2g}, Bonferroni over "
+                  "strata): the labels win, design-based estimate and interval")
+    if misfit:
+        fell = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
                           *counts, why_design=misfit, domain_size=size)[0]
+        return replace(fell, extra={**fell.extra, "model_estimate": res.estimate,
+                                    "model_interval": (res.ci_low, res.ci_high)})
     return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,
                     res.std_error, confidence, "model", None, PREDICTIVE_NOTE,
                     {"design_estimate": design.estimate,
                      "design_interval": (design.ci_low, design.ci_high),
-                     "design_method": design.method})
+                     "design_method": design.method, "design_assumes": design.assumes},
+                    assumes=MODEL_ASSUMES)
 
 
 def _undefined(name: str, alpha: float, confidence: float) -> Estimate:
@@ -187,6 +206,20 @@ def _undefined(name: str, alpha: float, confidence: float) -> Estimate:
         name, "no predicted or true positive")
     return Estimate(name, alpha, None, None, None, None, confidence, "undefined", 0.0,
                     note=f"undefined: {what} among the labels yet")
+
+
+def _assumes(sample: Sample, unseen: dict[str, float]) -> str | None:
+    """What a design-based interval rests on beyond the design: that strata where no positive
+    was labelled hold (almost) none; for unequal selection probabilities with replacement, the
+    normal approximation of the weighted estimator."""
+    if unseen.get("unseen_strata"):
+        return (f"the {unseen['unseen_items']:,.0f} unlabelled items of the "
+                f"{unseen['unseen_strata']} strata where no match was labelled hold (almost) "
+                "none")
+    q = getattr(sample, "q", None)
+    if q is not None and len(q) and float(np.max(q)) > 1.01 * float(np.min(q)):
+        return WEIGHTED_ASSUMES
+    return None
 
 
 def _unseen_note(unseen: dict[str, float]) -> str:
@@ -213,5 +246,5 @@ def true_f_measure(labels: np.ndarray, predictions: np.ndarray, alpha: float) ->
     return float((ell * yhat).sum() / den) if den > 0 else math.nan
 
 
-__all__ = ["FIT_LEVEL", "MEASURES", "PREDICTIVE_NOTE", "PredictiveModel", "f_measure",
+__all__ = ["FIT_LEVEL", "LOCAL_LEVEL", "MEASURES", "MODEL_ASSUMES", "WEIGHTED_ASSUMES", "PREDICTIVE_NOTE", "PredictiveModel", "f_measure",
            "f_measures", "measure_name", "true_f_measure"]

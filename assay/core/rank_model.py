@@ -115,7 +115,8 @@ class RankModel:
         lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
         cal = leading(self.fits)
         assert cal is not None
-        return fit_check(cal, pos + 1.0, lab, self.ranked.strata.stratum_of(pos))
+        return fit_check(cal, pos + 1.0, lab, self.ranked.strata.stratum_of(pos),
+                         sizes=self.ranked.strata.sizes)
 
     def predictive(self, alpha: float, confidence: float) -> PredictiveResult | None:
         if not self.fits:

@@ -12,7 +12,7 @@ used by any estimator valid for its kind.
 >>> d.item.tolist(), d.stratum.tolist(), d.kind
 ([4, 7], [1, 0], <Kind.INCLUSION: 'inclusion'>)
 >>> Estimate("f1", 0.5, 0.8, 0.7, 0.9, 0.05, 0.95, "delta").to_dict()
-{'estimate': 0.8, 'ci_low': 0.7, 'ci_high': 0.9}
+{'estimate': 0.8, 'ci_low': 0.7, 'ci_high': 0.9, 'assumes': None, 'assumption_free': None}
 """
 from __future__ import annotations
 
@@ -117,7 +117,9 @@ class Estimate:
     was made (``method``: delta, exact, model, wald, logit, log, undefined) and notes.
 
     ``extra`` carries method-specific facts (e.g. the design-based interval beside a model's,
-    or a bound on what unseen strata could hold)."""
+    or a bound on what unseen strata could hold). ``assumes``: what the interval rests on beyond
+    the sampling design, in one plain line (None: nothing); ``assumption_free``: the interval
+    that rests on nothing but the design (:mod:`assay.core.bounds`), when computed."""
 
     measure: str
     alpha: float
@@ -130,6 +132,8 @@ class Estimate:
     n_effective: float | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    assumes: str | None = None
+    assumption_free: tuple[float, float] | None = None
 
     @property
     def defined(self) -> bool:
@@ -138,8 +142,12 @@ class Estimate:
     def covers(self, truth: float) -> bool:
         return self.defined and self.ci_low <= truth <= self.ci_high  # type: ignore[operator]
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high}
+    def to_dict(self) -> dict[str, Any]:
+        free = self.assumption_free
+        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "assumes": self.assumes,
+                "assumption_free": None if free is None else {"ci_low": free[0],
+                                                              "ci_high": free[1]}}
 
 
 __all__ = ["Code", "Draw", "Draws", "Estimate", "Kind", "Phase"]

@@ -1,0 +1,187 @@
+"""Assumption-free intervals: what the labels allow, exactly, whatever the scores or a model.
+
+Stratified samples without replacement. In stratum h of N_h items, n_h labelled at random, let
+x_h be the labelled items with a property (a true positive, y·ŷ = 1; a false negative,
+y(1 − ŷ) = 1) and K_h the stratum's unknown count of them. X_h is hypergeometric(N_h, K_h, n_h),
+so the exact one-sided bounds at error a (the finite-population Clopper–Pearson bounds;
+Buonaccorsi 1987; Wang 2015, "Exact confidence intervals for the hypergeometric parameter")
+
+    K_h⁺ = max{K : P(X ≤ x_h | N_h, K, n_h) > a},   K_h⁻ = min{K : P(X ≥ x_h | N_h, K, n_h) > a}
+
+hold K_h with probability ≥ 1 − a each. A stratum labelled in full has K_h = x_h; one never
+sampled K_h ∈ [0, N_h]. A measure F_α = TP / (α·PP + (1 − α)(TP + FN)) (PP, the system's
+predicted positives, is known) increases with TP and decreases with FN, so
+
+    F_α ∈ [F(TP⁻, FN⁺), F(TP⁺, FN⁻)],   TP^± = Σ_h TP_h^±,  FN^± = Σ_h FN_h^±,
+
+and with the error (1 − c)/2 of each side split evenly over its k non-trivial bounds
+(Bonferroni: a = (1 − c)/(2k)), each side fails with probability ≤ (1 − c)/2 — coverage ≥ c
+with no assumption on the score, the model or the rarity of positives. It errs on the wide
+side (Bonferroni, exact bounds, worst-case pairing). Cut to what the labels make certain
+(TP ≥ the true positives seen, TP ≤ PP minus the labelled false positives, likewise FN). With
+an adaptive allocation (``auto``: n_h depends on earlier labels) the bounds are conditional on
+the allocation reached, which the simulations check.
+
+Draws with replacement (importance designs) give no such bound from the draws alone: their
+assumption-free interval is what the labels make certain (every unlabelled item could be
+either), which is wide by nature.
+
+>>> import numpy as np
+>>> hi = hypergeometric_upper(np.array([1000]), np.array([100]), np.array([0]), 0.025)
+>>> int(hi[0])
+34
+>>> int(hypergeometric_lower(np.array([1000]), np.array([100]), np.array([5]), 0.025)[0])
+18
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+_EPS = 1e-12
+
+
+def _bisect(lo: np.ndarray, hi: np.ndarray, ok) -> np.ndarray:
+    """Largest K in [lo, hi] with ok(K) true, given ok(lo) true and ok monotone decreasing."""
+    lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
+    top = ok(hi)
+    lo = np.where(top, hi, lo)
+    while True:
+        open_ = hi - lo > 1
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        good = ok(mid)
+        lo = np.where(open_ & good, mid, lo)
+        hi = np.where(open_ & ~good, mid, hi)
+
+
+def hypergeometric_upper(size: np.ndarray, n: np.ndarray, x: np.ndarray,
+                         a: float) -> np.ndarray:
+    """K⁺ = max{K : P(X ≤ x | N, K, n) > a}, X ~ hypergeometric (module docstring); arrays
+    broadcast. n = N gives x; n = 0 gives N.
+
+    >>> int(hypergeometric_upper(np.array([50]), np.array([50]), np.array([3]), 0.025)[0])
+    3
+    """
+    N, n, x = np.broadcast_arrays(np.asarray(size, np.int64), np.asarray(n, np.int64),
+                                  np.asarray(x, np.int64))
+    top = N - n + x
+
+    def ok(k: np.ndarray) -> np.ndarray:
+        return stats.hypergeom.cdf(x, N, k, n) > a + _EPS
+
+    return _bisect(x, top, ok)
+
+
+def hypergeometric_lower(size: np.ndarray, n: np.ndarray, x: np.ndarray,
+                         a: float) -> np.ndarray:
+    """K⁻ = min{K : P(X ≥ x | N, K, n) > a} (module docstring); 0 when x = 0.
+
+    >>> int(hypergeometric_lower(np.array([50]), np.array([50]), np.array([3]), 0.025)[0])
+    3
+    """
+    N, n, x = np.broadcast_arrays(np.asarray(size, np.int64), np.asarray(n, np.int64),
+                                  np.asarray(x, np.int64))
+    top = N - n + x
+    # smallest K with P(X ≥ x) > a  ==  1 + largest K with P(X ≥ x) ≤ a (decreasing in −K)
+
+    def bad(k: np.ndarray) -> np.ndarray:       # true for small K, monotone decreasing
+        return stats.hypergeom.sf(x - 1, N, k, n) <= a + _EPS
+
+    first_bad = bad(x)
+    below = _bisect(x, top, bad)
+    return np.where(x <= 0, 0, np.where(first_bad, below + 1, x))
+
+
+def measure_bounds(tp: tuple[np.ndarray, np.ndarray], fn: tuple[np.ndarray, np.ndarray],
+                   pp: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """[F(TP⁻, FN⁺), F(TP⁺, FN⁻)] for F_α = TP/(α·PP + (1 − α)(TP + FN)), per system; 0/0 is
+    taken as 0 below and 1 above (nothing is known).
+
+    >>> lo, hi = measure_bounds((np.array([5.]), np.array([8.])), (np.array([1.]),
+    ...                         np.array([4.])), np.array([10.]), 0.0)
+    >>> round(float(lo[0]), 3), round(float(hi[0]), 3)
+    (0.556, 0.889)
+    """
+    def f(t: np.ndarray, n: np.ndarray, empty: float) -> np.ndarray:
+        den = alpha * pp + (1.0 - alpha) * (t + n)
+        return np.divide(t, den, out=np.full(np.shape(t), empty, dtype=float), where=den > 0)
+    return np.clip(f(tp[0], fn[1], 0.0), 0, 1), np.clip(f(tp[1], fn[0], 1.0), 0, 1)
+
+
+def stratified_bounds(sizes: np.ndarray, n_h: np.ndarray, x_h: np.ndarray,
+                      error: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-stratum exact bounds on counts, summed: (Σ K_h⁻, Σ K_h⁺, k) for ``x_h`` of shape
+    (H, m) (one column per system), each bound at error ``error``/k, k the strata sampled in
+    part (the Bonferroni split of one side's error over its non-trivial bounds).
+
+    >>> lo, hi, k = stratified_bounds(np.array([10, 1000]), np.array([10, 100]),
+    ...                               np.array([[4], [0]]), 0.025)
+    >>> int(lo[0]), int(hi[0]), k
+    (4, 38, 1)
+    """
+    sizes = np.asarray(sizes, np.int64)
+    n_h = np.asarray(n_h, np.int64)
+    x = np.asarray(x_h, np.int64)
+    partial = (n_h > 0) & (n_h < sizes)
+    k = int(partial.sum())
+    a = error / max(k, 1)
+    N, n = sizes[:, None] + 0 * x, n_h[:, None] + 0 * x
+    lo = np.where(n == N, x, 0)
+    hi = np.where(n == N, x, N - n + x)
+    if k:
+        rows = np.flatnonzero(partial)
+        lo[rows] = hypergeometric_lower(N[rows], n[rows], x[rows], a)
+        hi[rows] = hypergeometric_upper(N[rows], n[rows], x[rows], a)
+    return lo.sum(axis=0), hi.sum(axis=0), k
+
+
+def assumption_free(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
+                    predicted: np.ndarray, alpha: float, confidence: float,
+                    stratum: np.ndarray | None = None, sizes: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, str]:
+    """The assumption-free interval of F_α for every system (module docstring) from the
+    *distinct* labelled items: ``labels`` (n,), ``predictions`` (n, m), the pool's size and
+    each system's ``predicted`` positives PP (m,). With ``stratum``/``sizes`` (a stratified
+    sample without replacement) the exact stratified bounds (kind ``exact``); without, what
+    the labels make certain (kind ``certain``). Returns (low, high, kind).
+
+    >>> lab = np.array([1, 1, 0, 0, 1]); pred = np.array([[1], [1], [1], [0], [0]])
+    >>> lo, hi, kind = assumption_free(lab, pred, 10, np.array([4]), 1.0, 0.95)
+    >>> float(lo[0]), float(hi[0]), kind
+    (0.5, 0.75, 'certain')
+    """
+    y = np.asarray(labels, dtype=np.int64)[:, None]
+    yh = np.asarray(predictions, dtype=np.int64)
+    if yh.ndim == 1:
+        yh = yh[:, None]
+    pp = np.asarray(predicted, dtype=np.int64)
+    tp_i, fn_i = y * yh, y * (1 - yh)
+    fp_seen, tn_seen = ((1 - y) * yh).sum(axis=0), ((1 - y) * (1 - yh)).sum(axis=0)
+    tp = [tp_i.sum(axis=0), pp - fp_seen]
+    fn = [fn_i.sum(axis=0), pool_size - pp - tn_seen]
+    kind = "certain"
+    if stratum is not None and sizes is not None:
+        kind = "exact"
+        k = len(sizes)
+        st = np.asarray(stratum, dtype=np.int64)
+        n_h = np.bincount(st, minlength=k)
+
+        def per_stratum(v: np.ndarray) -> np.ndarray:
+            return np.stack([np.bincount(st, weights=v[:, j], minlength=k)
+                             for j in range(v.shape[1])], axis=1).round().astype(np.int64)
+        side = (1.0 - confidence) / 2.0                 # each side's error ...
+        share = side if alpha >= 1.0 else side / 2.0    # ... over TP and FN (Bonferroni)
+        t_lo, t_hi, _ = stratified_bounds(sizes, n_h, per_stratum(tp_i), share)
+        tp = [np.maximum(tp[0], t_lo), np.minimum(tp[1], t_hi)]
+        if alpha < 1.0:
+            f_lo, f_hi, _ = stratified_bounds(sizes, n_h, per_stratum(fn_i), share)
+            fn = [np.maximum(fn[0], f_lo), np.minimum(fn[1], f_hi)]
+    lo, hi = measure_bounds((tp[0].astype(float), tp[1].astype(float)),
+                            (fn[0].astype(float), fn[1].astype(float)), pp.astype(float), alpha)
+    return lo, hi, kind
+
+
+__all__ = ["assumption_free", "hypergeometric_lower", "hypergeometric_upper", "measure_bounds",
+           "stratified_bounds"]
