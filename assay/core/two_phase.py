@@ -35,14 +35,15 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import norm
 
 from assay.core.intervals import normal_interval
 from assay.core.totals import two_phase_total
 from assay.core.types import Code, Estimate
 
 __all__ = ["SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
-           "interval", "mean_over_topics", "CELL_UNASSESSABLE", "CELL_NOT_RELEVANT",
-           "CELL_RELEVANT"]
+           "interval", "mean_over_topics", "INTERVAL_METHODS", "CELL_UNASSESSABLE",
+           "CELL_NOT_RELEVANT", "CELL_RELEVANT"]
 
 CELL_UNASSESSABLE, CELL_NOT_RELEVANT, CELL_RELEVANT = 0, 1, 2
 
@@ -213,10 +214,18 @@ def estimate_dict(e: Estimate) -> dict:
             "ci_low": float(e.ci_low), "ci_high": float(e.ci_high)}
 
 
-def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") -> TopicEstimate:
-    """Estimates and CIs for one topic (no batch axis); ``method`` (``logit`` or ``wald``)
-    applies to recall, precision, F1 and the unassessable share; the yield gets the matching
-    ``log`` or ``wald`` interval (see :func:`interval`).
+INTERVAL_METHODS = ("jeffreys", "logit", "wald")
+
+
+def estimate(sc: SampleCounts, confidence: float = 0.95,
+             method: str = "jeffreys") -> TopicEstimate:
+    """Estimates and CIs for one topic (no batch axis). ``method`` ``jeffreys`` (the default):
+    the small-count posterior-shape interval of :mod:`assay.core.small_counts` (Jeffreys
+    pseudo-counts per cell in the spread only, centred on the unbiased estimate), whose width is
+    zero only for a census of both phases; its ``se`` is the larger of the delta-method standard
+    error and the half-width / z. ``logit`` or ``wald``: the delta-method interval of
+    :func:`interval` (zero width where no disagreement was seen). The yield gets the matching
+    ``log`` or ``wald`` interval.
 
     >>> from assay.core.double_sampling import build_counts
     >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
@@ -224,12 +233,30 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
     >>> round(estimate(sc).runs["A"]["precision"].estimate, 2)
     0.5
     """
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r} ({', '.join(INTERVAL_METHODS)})")
     r = estimate_arrays(sc)
     inf = float("inf")
+    small = None
+    if method == "jeffreys":
+        from assay.core.small_counts import jeffreys_two_phase_intervals
+        small = jeffreys_two_phase_intervals(sc, confidence, point=r).bounds
+    delta = "logit" if method == "jeffreys" else method
+
+    def make(name: str, k: int | None, bounds, imethod: str, measure: str, alpha: float):
+        est = r[name] if k is None else r[name][k]
+        var = r[f"{name}_var"] if k is None else r[f"{name}_var"][k]
+        e = interval(est, var, confidence, bounds, imethod, measure, alpha)
+        if small is None:
+            return e
+        lo, hi = (float(b) if k is None else float(b[k]) for b in small[name])
+        z = float(norm.ppf(0.5 + confidence / 2))
+        se = max(e.std_error, (hi - lo) / (2 * z))
+        return Estimate(measure, alpha, float(est), lo, hi, se, confidence, "jeffreys")
+
     runs = {}
     for k, run in enumerate(sc.run_ids):
-        runs[run] = {m: interval(r[m][k], r[f"{m}_var"][k], confidence, method=method,
-                                 measure=m, alpha=a) for m, a in RUN_MEASURES.items()}
+        runs[run] = {m: make(m, k, (0.0, 1.0), delta, m, a) for m, a in RUN_MEASURES.items()}
     strata = []
     for l, name in enumerate(sc.strata or [str(i) for i in range(len(sc.population))]):
         first = np.asarray(sc.first)[l].sum(axis=-1)
@@ -243,17 +270,18 @@ def estimate(sc: SampleCounts, confidence: float = 0.95, method: str = "logit") 
                        "known_relevant": int(rel.sum()),
                        "yield": float(r["stratum_yield"][l]),
                        "assessable": float(r["stratum_assessable"][l])})
-    ymethod = "log" if method == "logit" else "wald"
-    return TopicEstimate(interval(r["yield"], r["yield_var"], confidence, (0.0, inf), ymethod,
-                                  "yield"),
-                         interval(r["unassessable"], r["unassessable_var"], confidence,
-                                  method=method, measure="unassessable_share"),
+    ymethod = "log" if delta == "logit" else "wald"
+    return TopicEstimate(make("yield", None, (0.0, inf), ymethod, "yield", math.nan),
+                         make("unassessable", None, (0.0, 1.0), delta, "unassessable_share",
+                              math.nan),
                          runs, strata, tuple(sc.notes))
 
 
 def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
                      method: str = "logit") -> TopicEstimate:
-    """Mean over independent topics; Var(mean) = Σ_t Var_t / T².
+    """Mean over independent topics; Var(mean) = Σ_t Var_t / T² with the topics' ``se``
+    (``jeffreys`` topics carry the se their interval implies), interval ``logit`` (``jeffreys``
+    is taken as ``logit`` here) or ``wald``.
 
     >>> from assay.core.double_sampling import build_counts
     >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
@@ -265,6 +293,7 @@ def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,
     T = len(topics)
     if T == 0:
         raise ValueError("no topics")
+    method = "logit" if method == "jeffreys" else method
 
     def avg(items: list[Estimate], bounds=(0.0, 1.0)) -> Estimate:
         est = sum(i.estimate for i in items) / T

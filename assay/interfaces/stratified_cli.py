@@ -213,7 +213,9 @@ def estimate_cmd(ctx: typer.Context,
                                                                     "--adjudication-sample"),
                  adjudications: Optional[Path] = typer.Option(None, "--adjudications"),
                  confidence: float = typer.Option(0.95, "--confidence"),
-                 interval_method: str = typer.Option("logit", "--interval", help="logit | wald"),
+                 interval_method: str = typer.Option(
+                     "jeffreys", "--interval",
+                     help="jeffreys (small-count safe, the default) | logit | wald"),
                  appeals: Optional[Path] = typer.Option(
                      None, "--appeals", help="Appealed documents 'topic docno' (sub-strata)"),
                  json_out: Path = typer.Option(..., "--json", help="JSON report to write"),
@@ -236,8 +238,9 @@ def estimate_cmd(ctx: typer.Context,
                               "--adjudications, the adjudications must be in the --store)")
     if not 0 < confidence < 1:
         raise AssayInputError(f"--confidence: expected a number in (0, 1), got {confidence}")
-    if interval_method not in ("logit", "wald"):
-        raise AssayInputError(f"--interval: expected logit or wald, got {interval_method!r}")
+    if interval_method not in ("jeffreys", "logit", "wald"):
+        raise AssayInputError("--interval: expected jeffreys, logit or wald, got "
+                              f"{interval_method!r}")
     run_paths = inputs.run_files(runs, ctx)
     docs = set(read_collection(collection))
     rs = read_runs(run_paths)

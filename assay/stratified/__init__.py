@@ -14,6 +14,7 @@ from .design import (DocumentSample, draw_sample, stratify_by_labels,
                      stratify_by_runs)
 from assay.core.two_phase import (SampleCounts, TopicEstimate, estimate, estimate_dict,
                          estimate_arrays, mean_over_topics)
+from assay.core.small_counts import jeffreys_two_phase_intervals
 from assay.core.double_sampling import (NOT_ADJUDICATED, StratumErrorRates, TenenbeinEstimate,
                               allocate_adjudication, build_counts, draw_adjudication,
                               error_rates, tenenbein, tenenbein_variance)
@@ -24,7 +25,8 @@ from assay.labels.aggregation import dawid_skene, fleiss_kappa, krippendorff_alp
 
 __all__ = ["DocumentSample", "allocate_by_rule", "draw_sample", "stratify_by_labels",
            "stratify_by_runs", "SampleCounts", "TopicEstimate", "estimate_dict",
-           "estimate", "estimate_arrays", "mean_over_topics", "NOT_ADJUDICATED",
+           "estimate", "estimate_arrays", "jeffreys_two_phase_intervals", "mean_over_topics",
+           "NOT_ADJUDICATED",
            "TenenbeinEstimate", "allocate_adjudication", "build_counts", "draw_adjudication",
            "tenenbein", "tenenbein_variance", "StratumErrorRates", "error_rates",
            "assessed_proportion", "bias_dominance_sample_size", "error_effect", "mse_fallible",
