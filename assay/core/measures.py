@@ -174,8 +174,8 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
     size = None if domain_size is None else np.array([domain_size])
     design = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
                         *counts, domain_size=size)[0]
-    if model is None or interval == "design" or not design.defined:
-        return design
+    if model is None or interval == "design" or not design.defined or design.method == "census":
+        return design                   # (a census is exact: no model needed)
     res = model.predictive(alpha, confidence)
     if res is None:
         return design

@@ -81,13 +81,16 @@ def _print_result(result: Any, truth: dict[str, float] | None = None,
     t = Table(title=Text(f"{result.design} design · {result.labels_used} labels "
                          f"({result.new_labels} new, {result.reused_labels} reused) · "
                          f"{result.confidence:.0%} intervals"))
-    for c in ("measure", "estimate", "interval", "method") + (("truth",) if truth else ()):
+    for c in ("measure", "estimate", "interval", "method", "assumption-free") + (
+            ("truth",) if truth else ()):
         t.add_column(c, justify="left" if c in ("measure", "method") else "right")
     for m in ("precision", "recall", "f1"):
         e = result.estimates[m]
+        free = e.assumption_free if e.defined else None
         row = [m, f"{e.estimate:.4f}" if e.defined else "—",
                f"[{e.ci_low:.4f}, {e.ci_high:.4f}]" if e.defined else "—",
-               e.method if e.defined else e.note]
+               (e.method + (" *" if e.assumes else "")) if e.defined else e.note,
+               f"[{free[0]:.4f}, {free[1]:.4f}]" if free else "—"]
         if truth:
             row.append(f"{truth[m]:.4f}")
         t.add_row(*(Text(str(c)) for c in row))
@@ -100,6 +103,28 @@ def _print_result(result: Any, truth: dict[str, float] | None = None,
     notes = {e.note for e in result.estimates.values() if e.defined and e.note}
     for n in sorted(notes):
         con.print(Text.assemble(("note:", "yellow"), " ", redact(n)))
+    con.print(Text(trust_line(result.estimates)))
+
+
+def trust_line(estimates: dict[str, Any]) -> str:
+    """The one line that says which interval to trust (issue 11, must-have 6).
+
+    >>> from assay.core.types import Estimate
+    >>> e = Estimate("recall", 0.0, 0.5, 0.4, 0.6, 0.05, 0.95, "model", assumes="the model",
+    ...              assumption_free=(0.1, 0.7))
+    >>> trust_line({"recall": e})
+    '* recall assumes the model: if that may fail here, trust the assumption-free interval'
+    """
+    by: dict[str, list[str]] = {}
+    for m, e in estimates.items():
+        if e.defined and e.assumes:
+            by.setdefault(e.assumes, []).append(m)
+    if not by:
+        return "the intervals rest on the sampling design alone; the assumption-free ones are "\
+               "its exact, wider, counterparts"
+    return "; ".join(f"* {', '.join(ms)} assume{'s' if len(ms) == 1 else ''} {a}"
+                     for a, ms in by.items()) + ": if that may fail here, trust the "\
+        "assumption-free interval"
 
 
 def _design(design: Optional[DesignName]) -> str | None:

@@ -70,6 +70,10 @@ def render_html(result: EvaluationResult, truth: dict[str, float] | None = None)
         row = {"measure": m, "estimate": e.estimate if e.defined else "undefined",
                "ci_low": e.ci_low if e.defined else "—", "ci_high": e.ci_high if e.defined
                else "—", "interval": e.method, "note": e.note}
+        if e.defined and e.assumption_free is not None:
+            row["assumption-free"] = (f"[{e.assumption_free[0]:.4g}, "
+                                      f"{e.assumption_free[1]:.4g}]")
+            row["assumes"] = e.assumes or "nothing beyond the design"
         if "design_interval" in e.extra:   # a model-based estimate: the design-based one beside
             lo, hi = e.extra["design_interval"]
             row["design-based"] = f"{e.extra['design_estimate']:.4g} [{lo:.4g}, {hi:.4g}]"
