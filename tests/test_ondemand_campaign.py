@@ -117,7 +117,7 @@ def test_draws_needed_is_the_least_and_matches_the_binomial_case():
     memb = rng.random((400, 3)) < 0.4
     memb[:, 2] |= ~memb.any(axis=1)
     uni = joint.Universe(memb)
-    pats, mult = uni.patterns()
+    pats, _, mult = uni.patterns()
     n = np.array([80, 60, 0])
     d = draws_needed(pats, n, 2, 0.04, Z90, (0.2, 0.6), 5000, mult, minimum=1)
     ov = (pats[:, 2] * mult) @ pats
@@ -146,7 +146,7 @@ def _coverage(reps: int, seed: int = 5):
     est, cover, labels = np.zeros((reps, 8)), np.zeros((reps, 8)), np.zeros(reps)
     for r in range(reps):
         sim = in_turn(w.memb, w.truth, 0.06, seed=1000 + r)
-        e, _ = joint.estimate(uni, sim.src, local[sim.item], sim.f, None, 0.90)
+        e, _ = joint.estimate(uni, sim.src(8), local[sim.item], sim.f, None, 0.90)
         est[r] = [x.estimate for x in e["precision"]]
         cover[r] = [x.covers(t) for x, t in zip(e["precision"], truth)]
         labels[r] = sim.labels_by_system.sum()
@@ -175,7 +175,7 @@ def test_fast_optimal_weights_reach_powells_optimum():
     from assay.core.mixture import optimal_weights, optimal_weights_fast
     w = world(11, m=8)
     uni = joint.Universe(w.memb[w.memb.any(axis=1)])
-    pats, mult = uni.patterns()
+    pats, _, mult = uni.patterns()
     n = np.array([40, 10, 80, 40, 5, 40, 60, 40])
     for target in (0, 4, 7):
         fast = optimal_weights_fast(pats, n, target, 0.3, mult)

@@ -101,6 +101,35 @@ def mixture_mean(source: np.ndarray, density: np.ndarray, target: np.ndarray,
     return est, cov
 
 
+def ratio_mixture_mean(source: np.ndarray, density: np.ndarray, target: np.ndarray,
+                       values: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The self-normalised form of (M1): μ̂_a = N̂_a / D̂_a, N̂_a the (M1) estimate of E_{p_a}[f]
+    and D̂_a that of E_{p_a}[1] = 1 from the same draws (Hesterberg 1995), with the linearised
+    covariance Cov(μ̂) = Cov(N̂ − μ̂D̂)/(D̂_a D̂_b), i.e. (M2) over g_a = p_a (f − μ̂_a)/(q D̂_a).
+
+    Draws of other systems that fall outside system a's output add nothing to its variance
+    (they add μ² E[w]²-type terms to (M2)); consistent, bias O(1/n). Arguments as in
+    :func:`mixture_mean`.
+
+    >>> dens = np.array([[0.5, 0.0], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]])
+    >>> est, cov = ratio_mixture_mean(np.array([0, 0, 1, 1]), dens, dens,
+    ...                               np.array([1.0, 0.0, 1.0, 1.0]), np.array([.5, .5]))
+    >>> est.round(3).tolist()
+    [0.75, 0.75]
+    """
+    tgt = np.asarray(target, dtype=np.float64)
+    tgt = tgt[:, None] if tgt.ndim == 1 else tgt
+    f = np.asarray(values, dtype=np.float64)
+    ones = np.ones_like(f)
+    num, _ = mixture_mean(source, density, tgt, f, pi)
+    den, _ = mixture_mean(source, density, tgt, ones, pi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = num / den
+        lin = tgt * (f[:, None] - mu[None, :]) / den[None, :]
+    _, cov = mixture_mean(source, density, np.nan_to_num(lin), ones, pi)
+    return mu, cov
+
+
 def balance_weights(n: np.ndarray) -> np.ndarray:
     """π_j ∝ n_j (the balance heuristic).
 
@@ -181,7 +210,8 @@ def optimal_weights(universe: np.ndarray, n: np.ndarray, target: int, rate: floa
 
 
 def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
-             multiplicity: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             multiplicity: np.ndarray | None, target_density: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """c_j = π_j²/n_j, E_j[w], E_j[w²] (w = p_target/q) over the sets with π_j > 0."""
     dens = np.asarray(universe, dtype=np.float64)
     mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
@@ -190,7 +220,7 @@ def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
     if np.any(n[live] <= 0):
         raise EstimationError("a set with mixture weight > 0 has no draws")
     q = dens @ pi
-    own = dens[:, target]
+    own = dens[:, target] if target_density is None else np.asarray(target_density, float)
     if np.any((own > 0) & (q <= 0)):
         raise EstimationError(f"the mixture does not cover system {target}'s output")
     w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
@@ -200,14 +230,18 @@ def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
 
 def model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
                    rate: float | tuple[float, float],
-                   multiplicity: np.ndarray | None = None) -> float:
+                   multiplicity: np.ndarray | None = None, normalised: bool = False,
+                   target_density: np.ndarray | None = None) -> float:
     """(M2) for system ``target`` when every label is Bernoulli(μ̄) independent of the item:
     V(μ̄) = Σ_j (π_j²/n_j)(μ̄ E_j[w²] − μ̄² E_j[w]²), w = p_target/q, the expectations exact
     sums over the universe (rows of ``universe`` as in :func:`optimal_weights`).
 
     ``rate`` a number μ̄, or an interval (lo, hi): then the largest V over μ̄ in it (V is a
     concave quadratic A μ̄ − B μ̄², maximal at A/2B), the conservative bound that the
-    on-demand planner bisects on.
+    on-demand planner bisects on. ``normalised``: the variance of :func:`ratio_mixture_mean`,
+    V(μ̄) = μ̄(1 − μ̄) Σ_j (π_j²/n_j) E_j[w²] (E_j[w(f − μ̄)] = 0 for such labels).
+    ``target_density``: p_target at each row when the target is not one of the sampled sets
+    (e.g. sets drawn from parts of outputs); ``target`` is then ignored.
 
     >>> uni = np.array([[0.5, 0.0], [0.5, 1.0]])
     >>> round(model_variance(uni, np.array([100, 100]), 0, np.array([1.0, 0.0]), 0.5), 6)
@@ -215,8 +249,12 @@ def model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndar
     >>> round(model_variance(uni, np.array([100, 100]), 0, np.array([1.0, 0.0]), (0, 1)), 6)
     0.0025
     """
-    c, e1, e2 = _moments(universe, n, target, pi, multiplicity)
+    c, e1, e2 = _moments(universe, n, target, pi, multiplicity, target_density)
     a, b = float(c @ e2), float(c @ (e1 * e1))
+    if normalised:
+        lo, hi = (float(rate), float(rate)) if np.ndim(rate) == 0 else map(float, rate)
+        mu = float(np.clip(0.5, lo, hi))
+        return a * mu * (1 - mu)
     if np.ndim(rate) == 0:
         mu = float(rate)
     else:
@@ -228,13 +266,17 @@ def model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndar
 def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: float,
                  z: float, rate: float | tuple[float, float], cap: int,
                  multiplicity: np.ndarray | None = None, minimum: int = 1,
-                 overlap: np.ndarray | None = None) -> int:
+                 overlap: np.ndarray | None = None, normalised: bool = False,
+                 target_density: np.ndarray | None = None, add_to: int | None = None) -> int:
     """The least number d of new draws from system ``target``'s own distribution such that
     z·√V ≤ ``half_width``, V = :func:`model_variance` with n_target + d draws and the overlap
     heuristic's π (π_j ∝ n_j Σ_x p_target p_j; the optimal π's model variance is never above
     it, so the bound stays conservative for the estimate made with optimal weights);
     bisection over d in [``minimum``, ``cap``] (``cap`` when even ``cap`` draws do not reach
-    the width). ``overlap`` (m,) is Σ_x p_target(x) p_j(x), computed once by the caller.
+    the width). ``overlap`` (m,) is Σ_x p_target(x) p_j(x), computed once by the caller;
+    ``normalised``: the bound of :func:`ratio_mixture_mean`'s variance; ``target_density``
+    as in :func:`model_variance`, with ``add_to`` the set that receives the new draws
+    (default ``target``).
 
     >>> uni = np.array([[1.0]])
     >>> draws_needed(uni, np.array([0]), 0, 0.05, 1.96, 0.5, 10_000)   # 1.96²·¼/0.05²
@@ -243,17 +285,20 @@ def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: f
     dens = np.asarray(universe, dtype=np.float64)
     mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
     n = np.asarray(n, dtype=np.float64)
-    ov = ((dens[:, target] * mult) @ dens) if overlap is None else np.asarray(overlap, float)
+    own = dens[:, target] if target_density is None else np.asarray(target_density, float)
+    k = target if add_to is None else int(add_to)
+    ov = ((own * mult) @ dens) if overlap is None else np.asarray(overlap, float)
 
     def width(d: int) -> float:
         nn = n.copy()
-        nn[target] += d
+        nn[k] += d
         w = nn * ov
         pi = w / w.sum()
-        return z * float(np.sqrt(model_variance(dens, nn, target, pi, rate, mult)))
+        return z * float(np.sqrt(model_variance(dens, nn, target, pi, rate, mult,
+                                                normalised, own)))
 
     lo, hi = max(int(minimum), 0), max(int(cap), int(minimum), 0)
-    if lo > 0 and width(lo) <= half_width or lo == 0 and n[target] > 0 and \
+    if lo > 0 and width(lo) <= half_width or lo == 0 and n[k] > 0 and \
             width(0) <= half_width:
         return lo
     if width(hi) > half_width:
@@ -265,8 +310,9 @@ def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: f
 
 
 def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate: float,
-                         multiplicity: np.ndarray | None = None, floor: float = FLOOR
-                         ) -> np.ndarray:
+                         multiplicity: np.ndarray | None = None, floor: float = FLOOR,
+                         normalised: bool = False, target_density: np.ndarray | None = None,
+                         floor_on: int | None = None) -> np.ndarray:
     """:func:`optimal_weights`' objective (M2 at a constant rate μ̄) minimised with its analytic
     gradient (L-BFGS over π = floor·e_target + (1 − floor)·softmax(z), the same feasible set),
     from the better of the balance and overlap starts — for many systems over a large
@@ -275,6 +321,11 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
 
         ∂V/∂π_k = 2π_k/n_k (μ̄E_k[w²] − μ̄²E_k[w]²) − 2μ̄ Σ_u (Mc)_u w_u² p_k(u)/q_u
                   + 2μ̄² Σ_u (M(c·E[w]))_u w_u p_k(u)/q_u.
+
+    ``normalised``: the weights for :func:`ratio_mixture_mean`, whose model variance
+    μ̄(1 − μ̄) Σ_j c_j E_j[w²] is minimised whatever μ̄ (the E[w] terms drop).
+    ``target_density`` as in :func:`model_variance`; the floor then holds on set ``floor_on``
+    (default ``target``), which must have draws.
 
     >>> uni = np.array([[0.5, 0.5], [0.5, 0.5]])
     >>> optimal_weights_fast(uni, np.array([10, 10]), 0, 0.5).round(2).tolist()
@@ -285,15 +336,17 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
     n = np.asarray(n, dtype=np.float64)
     m = dens.shape[1]
     live = np.flatnonzero(n > 0)
-    if target not in live:
-        raise EstimationError(f"system {target} has no draws of its own: its support is not "
+    fl = target if floor_on is None else int(floor_on)
+    if fl not in live:
+        raise EstimationError(f"set {fl} has no draws of its own: the target's support is not "
                               "known to be covered")
     mu = float(np.clip(rate, 1e-3, 1 - 1e-3))
-    t = int(np.flatnonzero(live == target)[0])
+    t = int(np.flatnonzero(live == fl)[0])
     d = dens[:, live]
-    keep = (d[:, t] > 0) | (d.sum(axis=1) > 0)
+    tdens = dens[:, target] if target_density is None else np.asarray(target_density, float)
+    keep = (tdens > 0) | (d.sum(axis=1) > 0)
     d, mlt = d[keep], mult[keep]
-    own, mass, nl = d[:, t], d * mlt[:, None], n[live]
+    own, mass, nl = tdens[keep], d * mlt[:, None], n[live]
 
     def split(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         e = np.exp(z - z.max())
@@ -308,17 +361,18 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
         w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
         e1, e2 = w @ mass, (w * w) @ mass
         c = pi ** 2 / nl
-        inner = mu * e2 - mu * mu * e1 * e1
+        a1, a2 = (0.0, 1.0) if normalised else (mu * mu, mu)
+        inner = a2 * e2 - a1 * e1 * e1
         v = float(c @ inner)
         wq = np.divide(w, q, out=np.zeros_like(q), where=q > 0)
-        g = (2 * pi / nl * inner - 2 * mu * ((mass @ c) * w * wq) @ d
-             + 2 * mu * mu * ((mass @ (c * e1)) * wq) @ d)
+        g = (2 * pi / nl * inner - 2 * a2 * ((mass @ c) * w * wq) @ d
+             + 2 * a1 * ((mass @ (c * e1)) * wq) @ d)
         gz = (1 - floor) * sm * (g - sm @ g)
         return v, gz
 
     if live.size == 1:
         out = np.zeros(m)
-        out[target] = 1.0
+        out[fl] = 1.0
         return out
     starts = [np.log(np.maximum(nl, 1.0)),
               np.log(np.maximum(nl * ((own * mlt) @ d), 1e-300))]
@@ -333,4 +387,4 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
 
 __all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "draws_needed", "mixture_mean",
            "model_variance", "optimal_weights", "optimal_weights_fast",
-           "overlap_weights"]
+           "overlap_weights", "ratio_mixture_mean"]

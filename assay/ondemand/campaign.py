@@ -9,8 +9,8 @@ serves every system that output it). Submissions arrive one at a time; :meth:`su
    label store first, so concurrent processes never ask one item twice);
 3. computes the system's precision interval from *every* labelled draw (mixture importance
    sampling, :mod:`assay.ondemand.joint`); if wider than the target half-width, plans the least
-   number of new draws from the system's own output that brings the conservative variance bound
-   to the target (:func:`assay.core.mixture.draws_needed`), within the per-submission and
+   number of new draws — from the system's output, or from the part of it no earlier system
+   output, whichever needs fewer — that brings the conservative variance bound to the target (:func:`assay.core.mixture.draws_needed`), within the per-submission and
    campaign caps, stores the draws (one transaction) and returns to 2 — at most
    :data:`MAX_ROUNDS` rounds.
 
@@ -85,7 +85,8 @@ class State:
     systems: list[SystemRow]
     keys: np.ndarray            # the universe's item keys, sorted
     uni: joint.Universe
-    src: np.ndarray             # per draw: the system's position in ``systems``
+    src: np.ndarray             # per draw: its proposal (joint.proposal_index)
+    system: np.ndarray          # per draw: the system's position in ``systems``
     item: np.ndarray            # per draw: its row of the universe
     f: np.ndarray               # per draw: label, NaN if none
     first_by: np.ndarray        # per draw: True where it is the item's first draw
@@ -143,9 +144,12 @@ class OnDemandCampaign:
         labels = self.labels.labels(self.row.dataset, self.row.annotator)
         item = d["item"].map(where).to_numpy(dtype=np.int64) if len(d) else np.zeros(0, int)
         f = np.array([labels.get(k, np.nan) for k in d["item"]], dtype=np.float64)
-        src = d["system_id"].map(pos).to_numpy(dtype=np.int64) if len(d) else np.zeros(0, int)
+        system = (d["system_id"].map(pos).to_numpy(dtype=np.int64) if len(d)
+                  else np.zeros(0, int))
+        kind = d["proposal"].to_numpy(dtype=object) if len(d) else np.zeros(0, object)
+        src = joint.proposal_index(system, kind, len(systems))
         first = ~d["item"].duplicated().to_numpy() if len(d) else np.zeros(0, bool)
-        return State(systems, keys, joint.Universe(memb), src, item, f, first,
+        return State(systems, keys, joint.Universe(memb), src, system, item, f, first,
                      self._units(keys, memb))
 
     def _units(self, keys: np.ndarray, memb: np.ndarray) -> joint.Units | None:
@@ -185,21 +189,22 @@ class OnDemandCampaign:
         """Plan and store the next round of draws for the system; 0 (and the system marked
         finished) when its interval is narrow enough or a cap or the last round is reached."""
         target = next(k for k, s in enumerate(st.systems) if s.id == sysrow.id)
-        own = int(np.count_nonzero(st.src == target))
+        own = int(np.count_nonzero(st.system == target))
         rounds = self.od.rounds(sysrow.id)
         room = self.row.submission_cap - own
         if self.row.campaign_cap is not None:
             room = min(room, self.row.campaign_cap - int(np.count_nonzero(st.first_by)))
-        d = joint.next_draws(st.uni, st.src, st.item, st.f, target, rounds, room,
-                             self.row.half_width, self.row.confidence, MAX_ROUNDS,
-                             MINIMUM_DRAWS)
+        d, kind = joint.next_draws(st.uni, st.src, st.item, st.f, target, rounds, room,
+                                   self.row.half_width, self.row.confidence, MAX_ROUNDS,
+                                   MINIMUM_DRAWS)
         if d == 0:
             self.od.finish(sysrow.id)
             return 0
-        out = np.flatnonzero(st.uni.memb[:, target])
+        members = st.uni.novel() if kind == joint.NOVEL else st.uni.memb
+        out = np.flatnonzero(members[:, target])
         rng = np.random.default_rng([self.row.seed, target, rounds])
         drawn = st.keys[rng.choice(out, size=d, replace=True)]
-        self.od.add_draws(self.row.id, sysrow.id, rounds, drawn, 1.0 / len(out))
+        self.od.add_draws(self.row.id, sysrow.id, rounds, drawn, 1.0 / len(out), kind)
         return d
 
     def _label(self, st: State, system_id: int, source: LabelSource) -> int:
@@ -208,7 +213,7 @@ class OnDemandCampaign:
         target = next(k for k, s in enumerate(st.systems) if s.id == system_id)
         known = {j.item for j in self.labels.judgments(self.row.dataset, self.row.annotator)
                  if j.status != Status.PENDING}
-        todo = [int(i) for i in dict.fromkeys(st.item[st.src == target].tolist())
+        todo = [int(i) for i in dict.fromkeys(st.item[st.system == target].tolist())
                 if st.keys[i] not in known]
         asked, waiting = 0, list(todo)
         while waiting:
@@ -270,7 +275,7 @@ class OnDemandCampaign:
                                 rule) if len(st.systems) else ({k: [] for k in MEASURES}, None)
         systems = []
         for k, s in enumerate(st.systems):
-            mine = st.src == k
+            mine = st.system == k
             systems.append(SystemReport(
                 s.name, s.size, int(mine.sum()),
                 int(np.count_nonzero(mine & st.first_by & ~np.isnan(st.f))), s.finished,

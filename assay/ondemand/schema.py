@@ -10,8 +10,9 @@ and annotator — never by a campaign or system).
   (unit/document, subject, relation); ``assay_od_outputs`` — which system output which item;
 * ``assay_od_units`` / ``assay_od_unit_truth`` — the exhaustively annotated units and their true
   items (a unit may have none);
-* ``assay_od_draws`` — every draw: the item, the system whose distribution it came from, the
-  probability it had, the submission round (unique per system, round and position, so a
+* ``assay_od_draws`` — every draw: the item, the system and which of its sets it came from
+  (``own``: its output; ``novel``: its output minus earlier systems'), the probability it had,
+  the submission round (unique per system, round and position, so a
   replayed plan inserts nothing twice).
 
 :func:`ensure_ondemand_schema` creates what is missing (idempotent; version 1 of these tables).
@@ -90,6 +91,7 @@ od_draws_table = Table(
     Column("campaign_id", Integer, ForeignKey("assay_od_campaigns.id"), nullable=False),
     Column("system_id", Integer, ForeignKey("assay_od_systems.id"), nullable=False),
     Column("round", Integer, nullable=False),
+    Column("proposal", String(8), nullable=False),     # own | novel: the set drawn from
     Column("position", Integer, nullable=False),
     Column("item", Text, nullable=False),
     Column("probability", Float, nullable=False),

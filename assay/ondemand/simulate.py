@@ -15,24 +15,29 @@ from assay.ondemand.campaign import MAX_ROUNDS, MINIMUM_DRAWS
 
 @dataclass(frozen=True)
 class InTurn:
-    """Draws of a campaign run in turn: system, item row (of ``memb``), label; and the new
-    labels each submission paid for."""
+    """Draws of a campaign run in turn: system, set (own/novel), item row (of ``memb``), label;
+    and the new labels each submission paid for."""
 
-    src: np.ndarray
+    system: np.ndarray
+    kind: np.ndarray
     item: np.ndarray
     f: np.ndarray
     labels_by_system: np.ndarray
 
+    def src(self, m: int) -> np.ndarray:
+        """Proposal indices for a universe of the first m systems."""
+        return joint.proposal_index(self.system, self.kind, m)
+
 
 def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
-            confidence: float = 0.90,
-            seed: int = 0, submission_cap: int = 1000, campaign_cap: int | None = None
-            ) -> InTurn:
+            confidence: float = 0.90, seed: int = 0, submission_cap: int = 1000,
+            campaign_cap: int | None = None) -> InTurn:
     """Run the campaign over systems 0, 1, … of ``memb`` (items × systems) in turn;
     ``half_width`` one target for all, or one per system."""
     m = memb.shape[1]
     targets = np.broadcast_to(np.asarray(half_width, dtype=np.float64), (m,))
-    src: list[int] = []
+    system: list[int] = []
+    kinds: list[str] = []
     item: list[int] = []
     seen: set[int] = set()
     paid = np.zeros(m, dtype=np.int64)
@@ -41,27 +46,33 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
         local = np.full(memb.shape[0], -1)
         local[rows] = np.arange(len(rows))
         uni = joint.Universe(memb[rows][:, :t + 1])
-        out = np.flatnonzero(uni.memb[:, t])
+        sets = {joint.OWN: np.flatnonzero(uni.memb[:, t]),
+                joint.NOVEL: np.flatnonzero(uni.novel()[:, t])}
         for r in range(MAX_ROUNDS + 1):
-            s, it = np.array(src, dtype=np.int64), local[np.array(item, dtype=np.int64)]
-            f = truth[np.array(item, dtype=np.int64)].astype(np.float64)
-            own = int(np.count_nonzero(s == t))
+            s = joint.proposal_index(np.array(system, dtype=np.int64),
+                                     np.array(kinds, dtype=object), t + 1)
+            idx = np.array(item, dtype=np.int64)
+            it, f = local[idx], truth[idx].astype(np.float64)
+            own = int(np.count_nonzero(np.array(system, dtype=np.int64) == t))
             room = submission_cap - own
             if campaign_cap is not None:
                 room = min(room, campaign_cap - len(seen))
-            d = joint.next_draws(uni, s, it, f, t, r, room, float(targets[t]), confidence,
-                                 MAX_ROUNDS, MINIMUM_DRAWS)
+            d, kind = joint.next_draws(uni, s, it, f, t, r, room, float(targets[t]),
+                                       confidence, MAX_ROUNDS, MINIMUM_DRAWS)
             if d == 0:
                 break
-            picks = rows[np.random.default_rng([seed, t, r]).choice(out, size=d, replace=True)]
+            rng = np.random.default_rng([seed, t, r])
+            picks = rows[rng.choice(sets[kind], size=d, replace=True)]
             for p in picks.tolist():
-                src.append(t)
+                system.append(t)
+                kinds.append(kind)
                 item.append(p)
                 if p not in seen:
                     seen.add(p)
                     paid[t] += 1
-    return InTurn(np.array(src, dtype=np.int64), np.array(item, dtype=np.int64),
-                  truth[np.array(item, dtype=np.int64)].astype(np.float64), paid)
+    idx = np.array(item, dtype=np.int64)
+    return InTurn(np.array(system, dtype=np.int64), np.array(kinds, dtype=object), idx,
+                  truth[idx].astype(np.float64), paid)
 
 
 @dataclass(frozen=True)

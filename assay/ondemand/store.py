@@ -162,9 +162,10 @@ class OnDemandStore:
     # -- draws -------------------------------------------------------------------------------
     @_store_errors
     def add_draws(self, campaign_id: int, system_id: int, round_: int, items: Iterable[str],
-                  probability: float) -> None:
+                  probability: float, proposal: str = "own") -> None:
         rows = [{"campaign_id": campaign_id, "system_id": system_id, "round": round_,
-                 "position": k, "item": it, "probability": float(probability)}
+                 "proposal": proposal, "position": k, "item": it,
+                 "probability": float(probability)}
                 for k, it in enumerate(items)]
         with self.engine.begin() as conn:
             for a in range(0, len(rows), _CHUNK):
@@ -172,13 +173,13 @@ class OnDemandStore:
 
     @_store_errors
     def draws(self, campaign_id: int) -> pd.DataFrame:
-        """Every draw in the order made: system_id, round, item, probability."""
+        """Every draw in the order made: system_id, round, proposal, item, probability."""
         d = od_draws_table
-        q = select(d.c.system_id, d.c.round, d.c.item, d.c.probability).where(
+        q = select(d.c.system_id, d.c.round, d.c.proposal, d.c.item, d.c.probability).where(
             d.c.campaign_id == campaign_id).order_by(d.c.id)
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(q).all(),
-                                columns=["system_id", "round", "item", "probability"])
+            return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "round", "proposal",
+                                                                "item", "probability"])
 
     @_store_errors
     def rounds(self, system_id: int) -> int:
