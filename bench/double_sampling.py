@@ -6,8 +6,10 @@ ratio of the estimated to the Monte Carlo variance.
     python bench/double_sampling.py [--reps 1000] [--populations 5] [--draws 4000]
 
 Writes bench/out/double_sampling.md (and .json). The regimes are those of
-bench/adversarial.py (DS_REGIMES, on assay.worlds.assessor_error_world) plus one with a handful of
-disagreements (strata assessed in full, six adjudications per stratum and assessed label).
+bench/adversarial.py (DS_REGIMES, on assay.worlds.assessor_error_world), one where hidden false
+negatives in the bottom stratum are about as frequent as one per adjudicated sample (what the
+Jeffreys interval's width guards against), and one with a handful of disagreements (strata
+assessed in full, six adjudications per stratum and assessed label).
 """
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ REGIMES = {
     "control: bottom relevance 2%, FP 3–5%, FN 5–10% (tests/stratified/test_strat_coverage)":
         ({"p_bottom": 0.02, "fpr_other": (0.03, 0.05, 0.03), "fpr_bottom": 0.03,
           "fnr_other": (0.05, 0.10, 0.10), "fnr_bottom": 0.05}, "optimal"),
+    "built to break the delta method: bottom relevance 0.5%, FN 50% there (a hidden false "
+    "negative per ~400 assessed-not-relevant bottom documents), allocated for Var(recall A)":
+        ({"p_bottom": 0.005, "fnr_bottom": 0.5}, "optimal"),
     "a handful of disagreements: run A's two strata (80 / 150) assessed in full, bottom 4,000 "
     "sampled 300, FP 2%, FN 4%, 6 adjudications per stratum and assessed label": (None, "few"),
 }
