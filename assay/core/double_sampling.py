@@ -337,8 +337,15 @@ def error_rates(sc: SampleCounts) -> list[StratumErrorRates]:
     adjudicated documents that are truly relevant. Then p = Σ_c w_c λ_c,
     θ = Σ_{c: f=1} w_c(1 − λ_c)/(1 − p), φ = Σ_{c: f=0} w_c λ_c / p — Tenenbein's MLEs when the
     cells are the fallible labels. Variances by the delta method with multinomial
-    Cov(ŵ) = (diag w − wwᵀ)/N' and independent Var(λ̂_c) = λ_c(1 − λ_c)/n_c (no FPC). Cells
-    without adjudication (fallback) count as λ_c = fallible label with zero variance.
+    Cov(ŵ) = (diag w − wwᵀ)/N' and independent Var(λ̂_c) = λ_c(1 − λ_c)/n_c (no FPC), except
+    in a cell whose k_c of n_c adjudications are all or none relevant: there the plug-in
+    variance is 0, and Var(λ̂_c) = λ̃_c(1 − λ̃_c)/n_c with the Jeffreys-adjusted
+    λ̃_c = (k_c + ½)/(n_c + 1) (Brown, Cai & DasGupta 2001) — the estimates themselves are
+    unchanged. Standard errors are capped at ½, the largest standard deviation a quantity in
+    [0, 1] can have (Popoviciu's inequality): beyond it the delta method (a rate over a class
+    with next to no members, e.g. φ̂ where p̂ ≈ 0) only says the rate is undetermined. Cells
+    without adjudication (fallback) count as λ_c = fallible label, as if every one of their
+    documents had been adjudicated.
 
     >>> sc = build_counts([10, 90], np.array([[True], [False]]), np.array([0, 0, 1, 1]),
     ...                   np.array([0, 0, 1, 1]), np.array([1, 0, 0, 1]),
@@ -367,7 +374,11 @@ def error_rates(sc: SampleCounts) -> list[StratumErrorRates]:
         B0 = float((w * f0 * lam).sum())
         q = 1 - p
         cov_w = (np.diag(w) - np.outer(w, w)) / Np
-        var_lam = np.divide(lam * (1 - lam), second[l], out=np.zeros_like(w),
+        # no disagreement seen (k = 0 or k = n): the plug-in λ(1 − λ)/n is 0, which the data
+        # cannot back; the variance uses the Jeffreys-adjusted λ̃ = (k + ½)/(n + 1) there
+        edge = (second[l] > 0) & ((rel[l] == 0) | (rel[l] == second[l]))
+        lam_v = np.where(edge, np.divide(rel[l] + 0.5, second[l] + 1.0), lam)
+        var_lam = np.divide(lam_v * (1 - lam_v), second[l], out=np.zeros_like(w),
                             where=second[l] > 0)
         def var(gw, gl):
             return max(float(gw @ cov_w @ gw + (gl ** 2 * var_lam).sum()), 0.0)
@@ -378,7 +389,9 @@ def error_rates(sc: SampleCounts) -> list[StratumErrorRates]:
         g_fnr_w = (f0 * lam * p - B0 * lam) / p ** 2 if p > 0 else 0 * w
         g_fnr_l = (f0 * w * p - B0 * w) / p ** 2 if p > 0 else 0 * w
         n_adj = int(second[l].sum())
-        out.append(StratumErrorRates(name, p, pi, fpr, fnr, np.sqrt(var(lam, w)),
-                                     np.sqrt(var(g_fpr_w, g_fpr_l)),
-                                     np.sqrt(var(g_fnr_w, g_fnr_l)), pi - p, n_adj))
+        # a rate in [0, 1] has a standard deviation of at most ½ (Popoviciu's inequality): the
+        # delta method past that (a rate over a near-empty class) says only "undetermined"
+        se = lambda gw, gl: min(np.sqrt(var(gw, gl)), 0.5)  # noqa: E731
+        out.append(StratumErrorRates(name, p, pi, fpr, fnr, se(lam, w), se(g_fpr_w, g_fpr_l),
+                                     se(g_fnr_w, g_fnr_l), pi - p, n_adj))
     return out

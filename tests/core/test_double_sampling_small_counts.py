@@ -120,3 +120,35 @@ def test_hard_regime_recall_covers():
         assert np.all(lo <= pt["recall"]) and np.all(pt["recall"] <= hi)
         hit[b] = (lo <= t) & (t <= hi)
     assert np.all(hit.mean(axis=0) >= 0.93), hit.mean(axis=0)
+
+
+def test_error_rate_standard_errors_not_zero_when_no_disagreement_seen():
+    """error_rates (the per-stratum θ̂, φ̂ of the CLI's report): where the adjudications of a
+    cell saw no disagreement, the plug-in standard error was 0; it is now the Jeffreys-adjusted
+    one (λ̃ = (k + ½)/(n + 1) in the variance only), never above ½, and the rates themselves
+    are unchanged."""
+    from assay.core.double_sampling import error_rates
+    fal = np.array([1] * 30 + [0] * 70)
+    true = np.full(100, NOT_ADJUDICATED)
+    true[:6] = 1                                      # 6 of 6 assessed relevant: no FP seen
+    true[30:38] = 0                                   # 8 of 8 assessed not relevant: no FN seen
+    sc = build_counts([1000], np.array([[True]]), np.zeros(100, int), np.zeros(100, int), fal,
+                      true, run_ids=("A",))
+    (er,) = error_rates(sc)
+    assert er.fpr == 0.0 and er.fnr == 0.0 and er.p == pytest.approx(0.3)
+    assert er.se_fpr > 0 and er.se_fnr > 0 and er.se_p > 0
+    lam1 = 6.5 / 7                                   # Jeffreys-adjusted, variance only
+    lam0 = 0.5 / 9
+    w1, w0 = 0.3, 0.7
+    var_p = (1 - 0) ** 2 * w1 * w0 / 100 + w1 ** 2 * lam1 * (1 - lam1) / 6 \
+        + w0 ** 2 * lam0 * (1 - lam0) / 8
+    assert er.se_p ** 2 == pytest.approx(var_p)
+    # φ̂ over a near-empty class (2 relevant of 100): the delta method would give an SE of
+    # about 3; it is capped at ½, the largest SD of a quantity in [0, 1] (Popoviciu)
+    fal = np.array([1] * 2 + [0] * 98)
+    true = np.full(100, NOT_ADJUDICATED)
+    true[:2], true[2:12] = 1, 0
+    sc = build_counts([1000], np.array([[True]]), np.zeros(100, int), np.zeros(100, int), fal,
+                      true, run_ids=("A",))
+    (er,) = error_rates(sc)
+    assert er.fnr == 0.0 and er.se_fnr == 0.5 and 0 < er.se_p < 0.5
