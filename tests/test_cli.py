@@ -48,8 +48,10 @@ def test_evaluate_json_and_report(files, design):
     page = rep.read_text()
     assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
     assert "Strata" in page and "Parameters" in page
+    assert "The two intervals" in page and "assumption-free" in page      # issue 11, item 6
     if design == "auto":
         assert "design-based" in page
+        assert "The model against the labels" in page
 
 
 def test_api_result_equals_cli_json(files):

@@ -189,7 +189,13 @@ class AutoDesign(Design):
         return self.ranked.counts(seen)
 
     def strata_table(self) -> list[dict[str, Any]]:
+        """Per stratum: ranks, size, labels, whether taken in full, and the rank model's mean
+        match rate (``model_rate``, fitted to all labels so far; the report plots it against
+        the labels)."""
         sizes = self.strata.sizes
+        model = self._model()
         return [{"stratum": h, "ranks": f"{self.strata.bounds[h] + 1}-{self.strata.bounds[h + 1]}",
                  "size": int(sizes[h]), "labelled": int(self.n_h[h]),
-                 "take_all": bool(self.n_h[h] >= sizes[h])} for h in range(self.strata.count)]
+                 "take_all": bool(self.n_h[h] >= sizes[h]),
+                 **({} if model is None else {"model_rate": float(model.mean_p[h])})}
+                for h in range(self.strata.count)]

@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from assay.evaluation import EvaluationResult  # noqa: E402
+from assay.interfaces.report_figures import intervals_figure, model_figure  # noqa: E402
 from assay.outputs import write_text  # noqa: E402
 
 MEASURE_ORDER = ("precision", "recall", "f1")
@@ -85,6 +86,16 @@ def render_html(result: EvaluationResult, truth: dict[str, float] | None = None)
               "reused_labels": result.reused_labels, "draws": len(result.draws),
               "pool_size": result.pool_size, "confidence": result.confidence,
               "annotator": result.annotator, **result.params}
+    seen: dict[int, tuple[int, int]] = {}
+    for d, v in zip(result.draws, result.draw_labels):
+        seen.setdefault(int(d.index), (int(d.stratum), int(v)))
+    model_png = model_figure(result.strata, [s for s, _ in seen.values()],
+                             [v for _, v in seen.values()]) if result.strata else None
+    model_html = ("" if model_png is None else
+                  "<h2>The model against the labels</h2><img alt=\"match rate per stratum: "
+                  "labels against the model\" src=\"data:image/png;base64,"
+                  f"{base64.b64encode(model_png).decode()}\" style=\"width:100%\">")
+    both = base64.b64encode(intervals_figure(result.estimates, truth)).decode()
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>assay report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}}
@@ -92,6 +103,9 @@ table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;paddi
 text-align:right}}th{{background:#f3f3f3}}pre{{background:#f7f7f7;padding:1em}}</style></head>
 <body><h1>assay evaluation report</h1>
 <h2>Estimates</h2>{_table(est_rows)}
+<h2>The two intervals</h2>
+<img alt="primary and assumption-free intervals" src="data:image/png;base64,{both}">
+{model_html}
 <h2>Estimate and interval against labels used</h2>
 <img alt="estimates against labels used" src="data:image/png;base64,{png}" style="width:100%">
 <h2>Strata</h2>{_table(result.strata)}
