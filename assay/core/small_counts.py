@@ -58,14 +58,27 @@ def _concentration_scale(f: np.ndarray) -> np.ndarray:
     return out
 
 
-def _dirichlet(alpha: np.ndarray, fixed: np.ndarray, scale: np.ndarray, draws: int,
-               rng: np.random.Generator, axes: tuple[int, ...]) -> np.ndarray:
-    """Dirichlet draws over ``axes`` of ``alpha·scale`` (finite scale) or the fixed shares."""
-    a = alpha * np.where(np.isfinite(scale), scale, 0.0)
-    g = rng.standard_gamma(np.broadcast_to(a, (draws,) + a.shape))
-    tot = g.sum(axis=tuple(x + 1 for x in axes), keepdims=True)
-    w = np.divide(g, tot, out=np.zeros_like(g), where=tot > 0)
-    return np.where(np.isfinite(scale), w, fixed[None])
+def _sparse_dirichlet(alpha: np.ndarray, fixed: np.ndarray, scale: np.ndarray, group: np.ndarray,
+                      draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Dirichlet draws of ``alpha·scale`` within each ``group`` (groups of finite scale), the
+    ``fixed`` shares elsewhere; all arguments are flat over the entries (only entries that can
+    be non-zero are passed: the memory is draws × entries, not draws × strata × patterns).
+    Gamma variates are drawn in entry order, so the stream matches a dense draw."""
+    random = np.isfinite(scale)
+    a = np.where(random, alpha * np.where(random, scale, 0.0), 0.0)
+    out = np.broadcast_to(fixed, (draws, fixed.size)).copy()
+    drawn = np.flatnonzero(a > 0)
+    if drawn.size:
+        gam = rng.standard_gamma(np.broadcast_to(a[drawn], (draws, drawn.size)))
+        groups, inv = np.unique(group[drawn], return_inverse=True)
+        tot = np.zeros((draws, groups.size))
+        for j in range(groups.size):                      # few groups; exact, ordered sums
+            tot[:, j] = gam[:, inv == j].sum(axis=1)
+        out[:, drawn] = np.divide(gam, tot[:, inv], out=np.zeros_like(gam), where=tot[:, inv] > 0)
+    # groups drawn at random whose entries all had alpha 0 stay 0 (as in a dense draw)
+    zero = random & (a <= 0)
+    out[:, zero] = 0.0
+    return out
 
 
 def jeffreys_two_phase_draws(sc: SampleCounts, draws: int = 4000,
@@ -89,14 +102,16 @@ def jeffreys_two_phase_draws(sc: SampleCounts, draws: int = 4000,
     y2 = np.asarray(sc.relevant, float)
     if N1.ndim != 3:
         raise ValueError("one topic at a time: counts of shape (L, C, G)")
+    L, C, G = N1.shape
     N1_l = N1.sum(axis=(1, 2))
     N1_c = N1.sum(axis=2)
     n2_c = n2.sum(axis=2)
-    # (1) first phase: composition of each stratum over (cell, pattern)
+    # (1) first phase: composition of each stratum over (cell, pattern); entries with N' > 0
     f1 = np.divide(N1_l, M, out=np.ones_like(M), where=M > 0)
-    fixed_w = np.divide(N1, N1_l[:, None, None], out=np.zeros_like(N1),
-                        where=N1_l[:, None, None] > 0)
-    w = _dirichlet(N1, fixed_w, _concentration_scale(f1)[:, None, None], draws, rng, (1, 2))
+    e1 = np.flatnonzero(N1 > 0)                                # flat (l, c, g), C order
+    l1, c1, g1 = np.unravel_index(e1, N1.shape)
+    w = _sparse_dirichlet(N1.ravel()[e1], N1.ravel()[e1] / N1_l[l1],
+                          _concentration_scale(f1)[l1], l1, draws, rng)      # (D, E1)
     # (2) second phase: within each assessable cell, shares of (pattern, true label)
     k = np.stack([n2 - y2, y2], axis=-1)                       # (L, C, G, 2)
     present = (N1 > 0)[..., None] & a[None, :, None, None]
@@ -107,11 +122,24 @@ def jeffreys_two_phase_draws(sc: SampleCounts, draws: int = 4000,
     alpha = k + prior * (1.0 - f2)[..., None, None] * present
     fixed_s = np.divide(k, n2_c[..., None, None], out=np.zeros_like(k),
                         where=n2_c[..., None, None] > 0)
-    s = _dirichlet(alpha, fixed_s, _concentration_scale(f2)[..., None, None], draws, rng,
-                   (2, 3))                                     # (D, L, C, G, 2)
-    w_c = w.sum(axis=3)                                        # (D, L, C)
-    Ty = np.einsum("l,dlc,dlcg->dg", M, w_c, s[..., 1])
-    Ta = np.einsum("l,dlcg->dg", M, w * a[None, None, :, None])
+    scale2 = np.broadcast_to(_concentration_scale(f2)[..., None, None], k.shape)
+    e2 = np.flatnonzero((np.where(np.isfinite(scale2), alpha, 0.0) > 0) | (fixed_s > 0))
+    l2, c2, g2, y = np.unravel_index(e2, k.shape)
+    s = _sparse_dirichlet(alpha.ravel()[e2], fixed_s.ravel()[e2], scale2.ravel()[e2],
+                          l2 * C + c2, draws, rng)             # (D, E2)
+    # w_lc: the first-phase share of each cell (summed over its patterns)
+    w_c = np.zeros((draws, L * C))
+    cell1 = l1 * C + c1
+    for j in np.unique(cell1):
+        w_c[:, j] = w[:, cell1 == j].sum(axis=1)
+    rel = y == 1
+    contrib = M[l2[rel]] * w_c[:, (l2 * C + c2)[rel]] * s[:, rel]            # (D, E2rel)
+    Ty = np.zeros((draws, G))
+    Ta = np.zeros((draws, G))
+    for g in range(G):
+        Ty[:, g] = contrib[:, g2[rel] == g].sum(axis=1)
+        m = (g1 == g) & a[c1]
+        Ta[:, g] = (M[l1[m]] * w[:, m]).sum(axis=1)
     return {"Ty": Ty, "Ta": Ta}
 
 

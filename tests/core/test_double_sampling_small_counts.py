@@ -152,3 +152,21 @@ def test_error_rate_standard_errors_not_zero_when_no_disagreement_seen():
                       true, run_ids=("A",))
     (er,) = error_rates(sc)
     assert er.fnr == 0.0 and er.se_fnr == 0.5 and 0 < er.se_p < 0.5
+
+
+def test_many_strata_and_patterns_stay_small():
+    """300 strata, each its own run-return pattern of 9 runs: the draws hold only the
+    (stratum, cell, pattern) entries that occur (a dense draws × L × C × G array would be
+    about 2·10⁹ numbers); every interval has positive width and holds its estimate."""
+    rng = np.random.default_rng(0)
+    L = 300
+    pats = rng.random((L, 9)) < 0.5
+    s = np.repeat(np.arange(L), 20)
+    fal = (rng.random(s.size) < 0.3).astype(int)
+    true = np.where(rng.random(s.size) < 0.3, fal ^ (rng.random(s.size) < 0.1), NOT_ADJUDICATED)
+    sc = build_counts(rng.integers(50, 500, L), pats, s, s, fal, true,
+                      run_ids=tuple("ABCDEFGHI"))
+    est = estimate(sc)
+    for run in est.runs.values():
+        for e in run.values():
+            assert e.ci_low < e.ci_high and e.ci_low <= e.estimate <= e.ci_high
