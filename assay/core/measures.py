@@ -132,6 +132,10 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             continue
         rule = "auto" if interval == "design" else interval
         k = int(suc[j])
+        if known is not None and known[j] > 0 and int(dom[j]) >= known[j]:
+            r[j] = k / known[j]     # every predicted positive labelled: precision is exact
+            var[j] = 0.0            # (the weighted ratio would differ from k/PP by weights
+            fraction[j] = 1.0       # or rounding)
         lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), int(dom[j]),
                                                confidence, rule, int(dom[j]) - k, k,
                                                float(fraction[j]))
