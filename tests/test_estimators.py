@@ -88,3 +88,30 @@ def test_unseen_positive_bound_states_the_assumption():
     assert out["unseen_positive_bound"] == pytest.approx(97 * (1 - 0.05 ** (1 / 3)))
     e = f_measure(s, labels, np.array([1, 1, 0, 0, 0, 0, 0, 1, 0]), 0.0)
     assert "1 strata (97 unlabelled items)" in e.note
+
+
+def test_the_labels_win_over_the_model():
+    """Issue 11: a model whose global fit passes but whose excess test fails in one stratum
+    (labels show more matches than it allows) gives way to the design-based estimate, which
+    keeps the model's interval beside it and says why; a census is exact without the model."""
+    from assay.core.calibration import FitCheck
+    from assay.core.predictive import PredictiveResult
+
+    class Model:
+        def __init__(self, local_p):
+            self.local_p = local_p
+
+        def predictive(self, alpha, confidence):
+            return PredictiveResult(0.9, 0.85, 0.95, 9.0, 1.0,
+                                    fit=FitCheck(3.0, 5, 0.7, self.local_p, 2))
+    s = StratifiedSample(stratum=np.repeat([0, 1], 4), sizes=np.array([8, 40]))
+    lab = np.array([1, 1, 0, 1, 0, 1, 1, 0])
+    pred = np.array([1, 1, 1, 0, 0, 0, 0, 0])
+    kept = f_measure(s, lab, pred, 0.0, model=Model(0.5))
+    assert kept.method == "model" and kept.assumes and "rank model" in kept.assumes
+    fell = f_measure(s, lab, pred, 0.0, model=Model(0.01))
+    assert fell.method != "model" and "the labels win" in fell.note
+    assert fell.extra["model_interval"] == (0.85, 0.95)
+    census = f_measure(s, lab, pred, 1.0, model=Model(0.5), n_domain=3, n_success=2,
+                       domain_size=3)
+    assert census.method == "census" and census.estimate == 2 / 3 and census.assumes is None
