@@ -16,7 +16,8 @@ Per repetition, two parts:
    documents annotated exhaustively. Median over systems and repetitions of the 90% interval
    width of precision and recall: *simple* (per-system sampling: precision from the system's own
    draws; recall from the exhaustively annotated documents alone) against *joint* (mixture
-   importance sampling with optimal weights over every system's draws; recall θ̂ν̂). Coverage of
+   importance sampling with optimal weights over every system's draws, the seed's estimator (M1)
+   and the self-normalised one; recall θ̂ν̂). Coverage of
    each interval is reported beside. The variance of the optimal-weights precision estimate over
    repetitions is compared with the overlap heuristic's on the same draws, per system.
 2. **In turn** (``--turn-reps``): the 40 systems arrive one at a time; each gets the draws the
@@ -43,11 +44,16 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assay.core.mixture import model_variance  # noqa: E402
 from assay.ondemand import joint  # noqa: E402
 from assay.ondemand.simulate import in_turn  # noqa: E402
 
 Z90 = 1.6448536269514722
 PUBLISHED = {"precision": (0.135, 0.063), "recall": (0.141, 0.081), "labels": 7570}
+VARIANTS = (("optimal", "optimal", True), ("overlap", "overlap", True), ("own", "own", True),
+            ("m1", "optimal", False), ("m1_overlap", "overlap", False))
+NAMES = {"optimal": "joint, self-normalised, optimal weights (ours)",
+         "m1": "joint, seed's (M1), optimal weights"}
 
 
 def build(seed: int, docs: int, per_doc: float, false_ratio: float, m: int = 40,
@@ -97,8 +103,9 @@ def widths_rep(rng: np.random.Generator, w: dict, uni: joint.Universe, rows: np.
         c[j] = w["memb"][sel].sum(axis=0)
     units = joint.Units(a, b, c, docs)
     out = {}
-    for rule in ("optimal", "overlap", "own"):
-        est, parts = joint.estimate(uni, src, items, f, units, 0.90, rule)
+    for name, rule, normalised in VARIANTS:
+        est, parts = joint.estimate(uni, src, items, f, units, 0.90, rule, normalised)
+        rule = name
         for meas in ("precision", "recall"):
             es = est[meas]
             lo = np.array([np.nan if e.ci_low is None else e.ci_low for e in es])
@@ -158,6 +165,14 @@ def main() -> None:
              f"overlap |X_i ∩ X_j| / min(|X_i|, |X_j|) = {overlap:.2f}; {singletons:.2f} of the "
              f"pool's items are output by one system only.", ""]
     for n in args.budgets:
+        tp, qp, mult = uni.patterns()
+        nn = np.r_[np.full(m, n), np.zeros(m)]
+        rate = float((memb[rows] & truth[rows, None]).sum() / memb.sum())
+        opt = joint.mixtures(uni, nn, rate, "optimal")
+        ovl = joint.mixtures(uni, nn, rate, "overlap")
+        model = np.array([model_variance(qp, nn, i, opt[i], rate, mult, True, tp[:, i])
+                          / model_variance(qp, nn, i, ovl[i], rate, mult, True, tp[:, i])
+                          for i in range(m)])
         reps = [widths_rep(rng, w, uni, rows, n, args.docs, args.exhaustive)
                 for _ in range(args.reps)]
         stack = {k: np.stack([r[k] for r in reps]) for k in reps[0]}
@@ -169,22 +184,33 @@ def main() -> None:
         for meas, pub in (("precision", PUBLISHED["precision"]),
                           ("recall", PUBLISHED["recall"])):
             simple = "own_precision" if meas == "precision" else "simple_recall"
-            for name, key, p in (("simple", simple, pub[0]), ("joint", f"optimal_{meas}", pub[1])):
+            for name, key, p in (("simple", simple, pub[0]),
+                                 (NAMES["m1"], f"m1_{meas}", pub[1]),
+                                 (NAMES["optimal"], f"optimal_{meas}", pub[1])):
                 cov = ((stack[key + "_lo"] <= truths[meas]) & (truths[meas] <= stack[key + "_hi"]))
                 lines.append(f"| {meas} | {name} | {np.nanmedian(stack[key + '_w']):.3f} | "
                              f"{np.nanmean(cov):.3f} | {p:.3f} |")
-        e_opt, e_ov = stack["optimal_precision"], stack["overlap_precision"]
-        ratio = e_opt.var(axis=0, ddof=1) / e_ov.var(axis=0, ddof=1)
-        bias = (e_opt.mean(axis=0) - prec) / (e_opt.std(axis=0, ddof=1) / math.sqrt(args.reps))
-        lines += ["", f"Variance of the precision estimate over the {args.reps} repetitions, "
-                  "optimal mixture weights / overlap heuristic weights (same draws), per system: "
-                  f"median {np.median(ratio):.2f}, quartiles {np.quantile(ratio, 0.25):.2f}–"
-                  f"{np.quantile(ratio, 0.75):.2f}, range {ratio.min():.2f}–{ratio.max():.2f}; "
-                  f"ratio < 1 for {int((ratio < 1).sum())} of {m} systems (a ratio of two "
-                  f"variances from {args.reps} repetitions is itself noisy: ±"
-                  f"{2 * math.sqrt(2 / (args.reps - 1)):.0%} is within noise). Joint precision "
-                  f"bias/SE over systems: max |z| = {np.abs(bias).max():.1f}.", "",
-                  "Per system: " + ", ".join(f"{r:.2f}" for r in ratio) + ".", ""]
+        lines += ["", f"Model variance (self-normalised, the labels Bernoulli at the pool's "
+                  f"rate; exact over the universe, no sampling noise) with optimal / with "
+                  f"overlap weights, {n} draws per system: median {np.median(model):.3f}, range "
+                  f"{model.min():.3f}–{model.max():.3f}; per system: "
+                  + ", ".join(f"{r:.2f}" for r in model) + ".", ""]
+        for label, a, b in (("self-normalised", "optimal", "overlap"),
+                            ("seed's (M1)", "m1", "m1_overlap")):
+            e_opt, e_ov = stack[f"{a}_precision"], stack[f"{b}_precision"]
+            ratio = e_opt.var(axis=0, ddof=1) / e_ov.var(axis=0, ddof=1)
+            bias = ((e_opt.mean(axis=0) - prec)
+                    / (e_opt.std(axis=0, ddof=1) / math.sqrt(args.reps)))
+            lines += [f"Precision, {label} estimator: variance over the {args.reps} "
+                      "repetitions with optimal mixture weights / with the overlap heuristic's "
+                      f"weights (same draws), per system: median {np.median(ratio):.2f}, "
+                      f"quartiles {np.quantile(ratio, 0.25):.2f}–{np.quantile(ratio, 0.75):.2f}, "
+                      f"range {ratio.min():.2f}–{ratio.max():.2f}; below 1 for "
+                      f"{int((ratio < 1).sum())} of {m} systems (a ratio of two variances from "
+                      f"{args.reps} repetitions is itself noisy, roughly ±"
+                      f"{2 * math.sqrt(2 / (args.reps - 1)):.0%}). Bias of the optimal-weights "
+                      f"estimate: max |bias/SE| over systems {np.abs(bias).max():.1f}.", "",
+                      "Per system: " + ", ".join(f"{r:.2f}" for r in ratio) + ".", ""]
     if args.turn_reps:
         target = Z90 * np.sqrt(prec * (1 - prec) / 500)
         labels, within, took = [], [], []

@@ -56,7 +56,7 @@ def _campaign(db):
                                    half_width=0.06)
 
 
-@pytest.mark.parametrize("kill_after", [7, 230])
+@pytest.mark.parametrize("kill_after", [7, pytest.param(230, marks=pytest.mark.slow)])
 def test_killed_campaign_resumes_without_loss_or_repeat(tmp_path, kill_after):
     w = world(5, m=M)
     keys = w.keys()

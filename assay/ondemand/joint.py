@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from assay.core.mixture import (draws_needed, mixture_mean, optimal_weights_fast,
-                                 ratio_mixture_mean)
+from assay.core.mixture import (draws_needed, mixture_mean, model_variance,
+                                 optimal_weights_fast, ratio_mixture_mean)
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
 from assay.core.types import Estimate
@@ -205,7 +205,8 @@ def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target
          normalised: bool = True) -> tuple[int, str]:
     """How many new draws, and from which of system ``target``'s sets (own or novel), bring the
     conservative bound on its precision half-width to ``half_width``
-    (:func:`assay.core.mixture.draws_needed`), given every draw so far: the set needing fewer.
+    (:func:`assay.core.mixture.draws_needed`), given every draw so far: the set whose draws
+    are expected to need fewer new labels (a draw on an item already labelled is free).
     The rate interval the bound maximises over: the system's current interval when it has
     draws; before, a 95% Wilson interval from the labelled items of its output (a planning
     value only); (0, 1) when none is labelled."""
@@ -222,7 +223,9 @@ def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target
     tp, qp, mult = uni.patterns()
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     fresh = n[target] + n[m + target] == 0
-    best = (cap + 1, OWN)
+    labelled = np.zeros(len(uni.memb), dtype=bool)
+    labelled[item[ok]] = True
+    best = (math.inf, cap + 1, OWN)           # (expected new labels, draws, set)
     for kind, k in ((OWN, target), (NOVEL, m + target)):
         if kind == NOVEL and (target == 0 or not uni.novel()[:, target].any()):
             continue
@@ -237,8 +240,10 @@ def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target
                             normalised, min(minimum, cap) if fresh else 1)
         except ValueError:                    # the set does not cover the output: skip it
             continue
-        best = min(best, (d, kind), key=lambda x: x[0])
-    return min(best[0], cap), best[1]
+        members = uni.memb[:, target] if kind == OWN else uni.novel()[:, target]
+        cost = d * float(np.mean(~labelled[members]))   # draws on labelled items are free
+        best = min(best, (cost, d, kind), key=lambda x: x[0])
+    return min(best[1], cap), best[2]
 
 
 OPTIMAL_PLAN = True
@@ -249,7 +254,6 @@ def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, 
             normalised: bool, minimum: int) -> int:
     """The least d ≤ ``d_max`` (the overlap-weights bound's answer) whose bound under the
     optimal mixture for n + d meets the width; bisection."""
-    from assay.core.mixture import model_variance
     m = len(n) // 2
 
     def ok(d: int) -> bool:
