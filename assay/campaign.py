@@ -74,7 +74,7 @@ class Campaign(Undoing):
         self._counted: set[tuple[str, str]] = set()
         self._mine: list[tuple[str, str]] = []          # (annotator, item) recorded here, in order
         self._mine_set: set[tuple[str, str]] = set()
-        self._undone: dict[tuple[str, str], Judgment] = {}
+        self._undone: dict[tuple[str, str], Judgment | None] = {}
         self._rescored_since: int | None = None
         self._reask: list[tuple[int, str, str]] = []
         self._pending: Draw | None = None
@@ -199,6 +199,9 @@ class Campaign(Undoing):
         item of the current draw (designs are sequential: the next draw may depend on this
         label, so at most one new item is outstanding). Empty when the campaign is done."""
         while True:
+            if (self._late and self._pending is None and self.collected.distinct
+                    >= self._design_budget and self._replay_reinstated()):
+                continue          # the live run took it back after its budget was complete
             if self._pending is None and (not self._reask or self._late_not_drawn()):
                 if self.finished():
                     return []
@@ -327,17 +330,15 @@ class Campaign(Undoing):
                 self._undo(j.annotator)
                 continue
             reask = [r for r in self._reask if r[1] == j.item and r[2] == j.annotator]
+            if reask:
+                self._record_reask(reask[0], j)
+                continue
             before = self.known.of(j.annotator).get(j.item)
-            got = self._write([j], replace=bool(reask)).get((j.item, j.annotator), j)
-            mine = (before is None or bool(reask)) and got == j and j.status != Status.PENDING
-            if mine:
+            got = self._write([j]).get((j.item, j.annotator), j)
+            if before is None and got == j and j.status != Status.PENDING:
                 self._mine.append((j.annotator, j.item))      # a skip can be undone too
                 self._mine_set.add((j.annotator, j.item))
-            if reask:
-                self._reask.remove(reask[0])
-                self._after_reask(reask[0], j)              # may restore the undone entry
-            final = self.known.of(j.annotator).get(j.item)
-            self.new += mine and final is not None and final.status == Status.JUDGED
+                self.new += j.status == Status.JUDGED
 
     def _write(self, js: list[Judgment], replace: bool = False) -> dict[tuple[str, str],
                                                                         Judgment]:

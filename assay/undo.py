@@ -7,10 +7,11 @@ answered with a value reinstates the skipped draw: it joins the sample at the pl
 answered, stored with kind ``reinstated``. The design had already planned a replacement for it;
 keeping both is still a valid sample (see :meth:`Undoing._reinstate`).
 
-A resumed run replays the design: an item drawn before its stored ``reinstated`` place is
-skipped again (so the design plans the same replacement) and taken at that place, in the order
-the live run took it. An item whose skip was undone but left unanswered when the run stopped
-leaves the same trace as a drawn item not yet answered; both are asked again.
+An undone entry stays stored until the item is answered again (a value replaces it, a skip
+keeps it): a session that stops in between loses the undo, never a label. A resumed run
+replays the design: an item drawn before its stored ``reinstated`` place is skipped again (so
+the design plans the same replacement) and taken at that place, in the order the live run took
+it (before the next draw when the live run had finished its budget, else after it).
 
 >>> REINSTATED
 'reinstated'
@@ -34,22 +35,12 @@ class Undoing:
 
     def _replay_skip(self: "Campaign", d: Draw) -> bool:
         """Replay of a run with undone skips: an item the live run skipped here and took back
-        is skipped again (the design planned its replacement then), and is either reinstated at
-        its later stored draw or, if it was left unanswered, asked again."""
+        is skipped again (the design planned its replacement then) and reinstated at its later
+        stored draw."""
         seq, key = len(self.collected.draws), self.pool.key(d.index)
         if self._late.get(key, -1) >= seq:
             self._accept(d, None, _SKIP)
             return True
-        j = seq
-        while j < len(self._stored) and self._stored[j].kind == REINSTATED:
-            j += 1
-        if j > seq and j == len(self._stored):  # only reinstated rows follow: the live run
-            res = self._resolve(key)            # skipped this item too, then took it back
-            if isinstance(res, str):            # (or drew it and stopped before its answer:
-                self._accept(d, None, _SKIP)    # the two leave the same trace; either way
-                self.collected.skipped.discard(d.index)     # re-asking it is valid)
-                self._reask.append((d.index, key, res))
-                return True
         return False
 
     def _late_not_drawn(self: "Campaign") -> bool:
@@ -93,31 +84,40 @@ class Undoing:
         self.flush()                        # its place in the order matters on replay
 
     def _undo(self: "Campaign", annotator: str) -> None:
+        """Take back ``annotator``'s latest entry in this campaign: the item is asked again.
+        The entry stays stored until the new answer arrives (a value replaces it, a skip keeps
+        it), so a session that stops before answering loses the undo, never a label, and the
+        stored run replays as before."""
         mine = [x for x in self._mine if x[0] == annotator]
         if not mine:
             return
         who, key = mine[-1]
         self._mine.remove((who, key))
         self._mine_set.discard((who, key))
-        old = self.known.of(who).pop(key)
-        if self.store is not None:
-            self.store.withdraw(self.dataset, key, who)
-        self.new -= old.status == Status.JUDGED
-        self._counted.discard((who, key))
+        old = self.known.of(who).get(key)
         idx = self.pool.index_of(key)
         i = int(idx if idx is not None else -1)
-        if old.status != Status.JUDGED:
+        if old is not None and old.status != Status.JUDGED:
             self.collected.skipped.discard(i)     # a skip taken back: the item is asked again
         self._reask.append((i, key, who))
         self._undone[(who, key)] = old
 
-    def _after_reask(self: "Campaign", req: tuple[int, str, str], j: Judgment) -> None:
-        """An undone item answered again: a skip keeps the old answer; a new value replaces the
-        item's label in every draw of it."""
+    def _record_reask(self: "Campaign", req: tuple[int, str, str], j: Judgment) -> None:
+        """The answer to an undone item: a value replaces the stored entry; a status (skip)
+        keeps it. A label is new when it replaces a skip."""
+        old = self._undone.pop((j.annotator, j.item), None)
+        if j.status == Status.JUDGED:
+            self._write([j], replace=True)
+            self.new += old is None or old.status != Status.JUDGED
+        self._mine.append((j.annotator, j.item))         # it can be undone again
+        self._mine_set.add((j.annotator, j.item))
+        self._reask.remove(req)
+        self._after_reask(req)
+
+    def _after_reask(self: "Campaign", req: tuple[int, str, str]) -> None:
+        """The item's label after its re-ask: a held (skipped) draw is reinstated, or stays
+        skipped; a labelled item takes its new value in every draw of it."""
         i, key, who = req
-        old = self._undone.pop((who, key), None)
-        if j.status != Status.JUDGED and old is not None:
-            self._write([old], replace=True)
         res = self._resolve(key)
         if isinstance(res, str):
             self._reask.append((i, key, res))

@@ -67,9 +67,10 @@ def test_skip_and_undo_go_through_record():
 SKIP_SCRIPT = {2: "skip", 3: "undo", 6: "skip", 7: "skip", 8: "undo", 9: "undo", 12: "skip"}
 
 
-def _drive(store, pool, label, design, budget, stops=()):
-    """Answer by ``SKIP_SCRIPT`` (else the truth), closing and reopening the stored run after
-    each step in ``stops``; returns the final campaign."""
+def _drive(store, pool, label, design, budget, stops=(), script=None):
+    """Answer by ``script`` (default ``SKIP_SCRIPT``; else the truth), closing and reopening
+    the stored run after each step in ``stops``; returns the final campaign."""
+    script = SKIP_SCRIPT if script is None else script
     from assay.designs.settings import settings_from_options
     settings = settings_from_options(design, None)
 
@@ -77,7 +78,7 @@ def _drive(store, pool, label, design, budget, stops=()):
         return Campaign.open(store, pool, settings, 5, "d", "ann", budget)
     camp, step = open_(), 0
     while reqs := camp.next_items():
-        act = SKIP_SCRIPT.get(step)
+        act = script.get(step)
         if act == "undo":
             camp.record([Undo("ann")])
         elif act == "skip":
@@ -99,7 +100,7 @@ def test_an_undone_skip_rejoins_the_sample_and_replays(tmp_path, design):
     without interruption ends, with labels paid equal to the budget."""
     pool, label, _ = _pool(400)
     whole = _drive(LabelStore(tmp_path / "a.db"), pool, label, design, 20)
-    cut = _drive(LabelStore(tmp_path / "b.db"), pool, label, design, 20, stops={6, 11, 14})
+    cut = _drive(LabelStore(tmp_path / "b.db"), pool, label, design, 20, stops={6, 12, 14})
     seq = [pool.key(d.index) for d in whole.collected.draws]
     assert seq == [pool.key(d.index) for d in cut.collected.draws]
     assert whole.collected.distinct == 20 and whole.new == 20
@@ -107,7 +108,41 @@ def test_an_undone_skip_rejoins_the_sample_and_replays(tmp_path, design):
     assert len(skipped) == 1            # three skips, two taken back
     store = LabelStore(tmp_path / "b.db")
     assert len(store.labels("d", "ann")) == 20
-    # stopped with a re-ask outstanding: the item is drawn afresh, no mismatch, no label lost
+    # stopped with a re-ask outstanding: the undo is dropped (the stored entry stands), no
+    # mismatch, no label lost
     mid = _drive(LabelStore(tmp_path / "c.db"), pool, label, design, 20, stops={3, 5, 9})
     assert mid.collected.distinct == 20 and len(LabelStore(tmp_path / "c.db").labels(
         "d", "ann")) == 20
+
+
+def _reopens(store, pool, design, budget):
+    camp = Campaign.open(store, pool, __import__("assay.designs.settings", fromlist=["x"])
+                         .settings_from_options(design, None), 5, "d", "ann", budget)
+    assert camp.next_items() == []
+    return camp
+
+
+@pytest.mark.parametrize("design", ["passive", "stratified", "auto", "importance", "oasis"])
+def test_undo_then_stop_never_breaks_a_stored_run(tmp_path, design):
+    """Review findings: (1) undo a judgment, stop, and skip what comes next; (2) skip, judge
+    the replacement, undo both, answer the replacement again and stop with the skip's re-ask
+    outstanding; (4) take a skip back after the budget is complete. Every stored run reopens
+    to the same sample, and the labels stored are those the campaign paid for."""
+    pool, label, _ = _pool(400)
+    for k, (script, stops) in enumerate([({9: "undo", 10: "skip"}, {10}),
+                                         ({2: "skip", 4: "undo", 5: "undo"}, {7})]):
+        store = LabelStore(tmp_path / f"s{k}.db")
+        camp = _drive(store, pool, label, design, 20, stops=stops, script=script)
+        again = _reopens(store, pool, design, 20)
+        assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]
+        assert len(store.labels("d", "ann")) == camp.collected.distinct == 20
+    store = LabelStore(tmp_path / "late.db")
+    camp = _drive(store, pool, label, design, 20, script={19: "skip"})
+    camp.record([Undo("ann")])
+    camp.record([Undo("ann")])
+    while reqs := camp.next_items():
+        camp.record([Judgment(reqs[0].key, "ann", int(label[reqs[0].index]))])
+    camp.close()
+    again = _reopens(store, pool, design, 20)
+    assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]
+    assert len(store.labels("d", "ann")) == camp.new == camp.collected.distinct
