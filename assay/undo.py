@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assay.core.types import Draw
+from assay.core.vote import NO_LABEL, panel_decision
 from assay.labels.store import Judgment, Status
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -106,6 +107,10 @@ class Undoing:
         """The answer to an undone item: a value replaces the stored entry; a status (skip)
         keeps it. A label is new when it replaces a skip."""
         old = self._undone.pop((j.annotator, j.item), None)
+        if j.status == Status.JUDGED and self._drops_sampled(req[0], j):
+            self.notes.append(f"an undone vote on {j.item!r} was kept: the new one would leave "
+                              "an item already in the sample without a panel majority")
+            j = Judgment(j.item, j.annotator, None, Status.SKIPPED)     # keeps the old vote
         if j.status == Status.JUDGED:
             self._write([j], replace=True)
             self.new += old is None or old.status != Status.JUDGED
@@ -113,6 +118,23 @@ class Undoing:
         self._mine_set.add((j.annotator, j.item))
         self._reask.remove(req)
         self._after_reask(req)
+
+    def _drops_sampled(self: "Campaign", i: int, j: Judgment) -> bool:
+        """True when ``j`` would turn the panel decision on a sampled item into no label (the
+        item cannot leave the sample: its draw is stored)."""
+        if len(self.members) < 2 or i not in self.collected.labelled:
+            return False
+        count, m = [0, 0], len(self.members)
+        for n, who in enumerate(self.members):
+            e = j if who == j.annotator else self.known.of(who).get(j.item)
+            if e is None or e.status == Status.PENDING:
+                return False                      # more votes to come
+            if e.status == Status.JUDGED:
+                count[int(int(e.value) > 0)] += 1  # type: ignore[arg-type]
+            decided = panel_decision(count[1], count[0], m - n - 1, m)
+            if decided is not None:
+                return decided == NO_LABEL
+        return True
 
     def _after_reask(self: "Campaign", req: tuple[int, str, str]) -> None:
         """The item's label after its re-ask: a held (skipped) draw is reinstated, or stays

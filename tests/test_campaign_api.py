@@ -146,3 +146,31 @@ def test_undo_then_stop_never_breaks_a_stored_run(tmp_path, design):
     again = _reopens(store, pool, design, 20)
     assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]
     assert len(store.labels("d", "ann")) == camp.new == camp.collected.distinct
+
+
+def test_a_panel_undo_cannot_drop_a_sampled_item(tmp_path):
+    """Review finding (3): in a panel of two, b takes back a 1 and answers 0 on an item already
+    in the sample (a tie: no label). Its draw is stored, so the earlier vote is kept, with a
+    note; live and reopened runs agree."""
+    pool, _, _ = _pool(400)
+    store = LabelStore(tmp_path / "p.db")
+    settings = StratifiedSettings()
+
+    def open_():
+        return Campaign.open(store, pool, settings, 5, "d", ["a", "b"], 20)
+    camp = open_()
+    for _ in range(10):
+        r = camp.next_items()[0]
+        camp.record([Judgment(r.key, r.annotator, 1)])
+    camp.next_items()
+    camp.record([Undo("b")])
+    r = camp.next_items()[0]
+    assert r.annotator == "b"
+    camp.record([Judgment(r.key, "b", 0)])
+    i = pool.index_of(r.key)
+    assert camp.collected.labelled[i] == 1 and any("was kept" in n for n in camp.notes)
+    camp.close()
+    again = open_()
+    again.next_items()
+    assert again.collected.labelled[i] == 1
+    assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]

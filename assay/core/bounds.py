@@ -20,7 +20,8 @@ with no assumption on the score, the model or the rarity of positives. It errs o
 side (Bonferroni, exact bounds, worst-case pairing). Cut to what the labels make certain
 (TP ≥ the true positives seen, TP ≤ PP minus the labelled false positives, likewise FN). With
 an adaptive allocation (``auto``: n_h depends on earlier labels) the bounds are conditional on
-the allocation reached, which the simulations check.
+the allocation reached, which the simulations check. Items the annotator skipped stay in N_h
+and leave n_h: like every estimate here, the bound takes skips to be unrelated to the label.
 
 Draws with replacement (importance designs) give no such bound from the draws alone: their
 assumption-free interval is what the labels make certain (every unlabelled item could be
