@@ -1,5 +1,6 @@
 """``assay campaign new | exhaustive | submit | report``: a whole session through the CLI, the
-JSON report's fields, and bad input → one line naming the file/row/option, exit 2, nothing
+JSON report's fields, the HTML report (every system's intervals, pooled beside open-world recall,
+labels each cost, labels_total, an embedded plot), and bad input → one line naming the file/row/option, exit 2, nothing
 written."""
 from __future__ import annotations
 
@@ -67,6 +68,44 @@ def test_session_and_json_report(files):
             assert set(e) == {"estimate", "ci_low", "ci_high"}
             assert e["ci_low"] <= e["estimate"] <= e["ci_high"]
     assert "s2" in _ok(["report", "kb", "--store", db]).output
+    _ok(["report", "kb", "--store", db, "--html", files / "r.html", "--json", files / "r2.json"])
+    assert json.loads((files / "r2.json").read_text()) == rep
+    page = (files / "r.html").read_text()
+    _check_html(page, rep)
+
+
+def _check_html(page, rep):
+    import base64
+    import re
+
+    assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+    assert f"<b>{rep['labels_total']}</b> labels" in page
+    pngs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(pngs) == 1 and base64.b64decode(pngs[0]).startswith(b"\x89PNG")
+    for col in ("labels it cost", "recall (open world)", "pooled recall (closed world)",
+                "pooled − open-world", "precision", "F1"):
+        assert f"<th>{col}</th>" in page
+    for s in rep["systems"]:
+        row = re.search(rf"<tr><td>{s['system']}</td>(.*?)</tr>", page).group(1)
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        assert cells[2] == str(s["labels_used"])
+        for m, c in (("precision", 4), ("recall", 5), ("pooled_recall", 6), ("f1", 8)):
+            e = s[m]
+            assert cells[c] == f"{e['estimate']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+        gap = s["pooled_recall"]["estimate"] - s["recall"]["estimate"]
+        assert cells[7] == f"{gap:+.3f}"
+
+
+def test_html_report_before_any_unit_and_of_an_empty_campaign(files):
+    db = files / "s.db"
+    _ok(["new", "kb", "--store", db])
+    _ok(["report", "kb", "--store", db, "--html", files / "empty.html"])
+    assert "no system submitted yet" in (files / "empty.html").read_text()
+    _ok(["submit", "kb", files / "sys0.csv", "--system", "s0", "--gold", files / "gold.csv",
+         "--store", db])
+    res = _ok(["report", "kb", "--store", db, "--html", "-"])
+    assert "<td>s0</td>" in res.output and "data:image/png;base64," in res.output
+    assert "only the pooled (closed-world) recall is defined" in res.output
 
 
 def test_bad_input_is_one_line_and_writes_nothing(files):
@@ -95,6 +134,16 @@ def test_bad_input_is_one_line_and_writes_nothing(files):
            "--corpus-units")
     _fails(["report", "kb", "--store", db, "--json", files / "no" / "dir" / "r.json"],
            "--json")
+    _fails(["report", "kb", "--store", db, "--html", files / "no" / "dir" / "r.html"],
+           "--html", "r.html")
+    _fails(["report", "kb", "--store", db, "--html", files], "--html")
+    _fails(["report", "kb", "--store", db, "--json", files / "r.json", "--html",
+            files / "no" / "r.html"], "--html")
+    assert not (files / "r.json").exists()       # the JSON is not written when the HTML fails
+    _fails(["report", "kb", "--store", db, "--json", files / "x", "--html", files / "x"],
+           "--html")
+    _fails(["report", "nope", "--store", db, "--html", files / "r.html"], "nope")
+    assert not (files / "r.html").exists() and not (files / "x").exists()
     od = OnDemandStore(LabelStore(db))
     row = od.campaign("kb")
     assert od.systems(row.id) == [] and od.units(row.id) == {}

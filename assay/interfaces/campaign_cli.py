@@ -11,7 +11,9 @@ Files (CSV/TSV/Parquet, read as text):
   with no true item has one row with an empty key.
 
 Every check is made before the first write: a bad file, row or option is one line naming it,
-exit 2, and nothing is written. ``report --json`` writes atomically (``-`` is stdout).
+exit 2, and nothing is written. ``report --json`` and ``report --html`` (a self-contained page
+with a plot, :mod:`assay.interfaces.campaign_report`) are checked before the report is computed
+and each written atomically (``-`` is stdout).
 """
 from __future__ import annotations
 
@@ -154,16 +156,28 @@ def submit(name: str = typer.Argument(..., help="Campaign name"),
 def report(name: str = typer.Argument(..., help="Campaign name"), store: str = STORE,
            json_out: Optional[str] = typer.Option(None, "--json",
                                                   help="Write the report as JSON (- = stdout)"),
+           html_out: Optional[str] = typer.Option(None, "--html",
+                                                  help="Write an HTML report with a plot of "
+                                                  "every system's intervals (- = stdout)"),
            ) -> None:
     """Every system's joint precision, open-world recall, F1 and pooled recall."""
     if json_out is not None:
         check_output(json_out, "--json")
+    if html_out is not None:
+        check_output(html_out, "--html")
+        if html_out == json_out:
+            raise AssayInputError("--html", f"{html_out}", expected="a path other than --json's")
     _, camp = _open(store, name)
     rep = camp.report()
+    if html_out is not None:
+        from assay.interfaces.campaign_report import render_html
+        page = render_html(rep)          # rendered before anything is written
     if json_out is not None:
         write_text(json_out, json.dumps(rep.to_dict(), indent=2) + "\n", "--json")
-        if json_out == STDOUT:
-            return
+    if html_out is not None:
+        write_text(html_out, page, "--html")
+    if STDOUT in (json_out, html_out):
+        return
     t = Table(title=f"campaign {name}: {rep.labels_total} labels, {rep.units_annotated} "
               f"units annotated exhaustively ({camp.row.confidence:.0%} intervals)")
     t.add_column("system")
