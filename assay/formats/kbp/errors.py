@@ -1,0 +1,27 @@
+"""The error every KBP reader raises: an :class:`~assay.errors.AssayInputError` naming file,
+line and column.
+
+>>> str(KBPInputError("run.tab", "confidence '1.5' is out of range", line=3, column=8,
+...                   expected="a number in (0, 1]"))
+"run.tab, line 3, column 8: confidence '1.5' is out of range (expected a number in (0, 1])"
+"""
+from __future__ import annotations
+
+from assay.errors import AssayInputError
+
+
+class KBPInputError(AssayInputError):
+    """A malformed TAC KBP Cold Start file (queries, submission, assessments, -queries list)."""
+
+    def __init__(self, source: str, problem: str, *, line: int | None = None,
+                 column: int | None = None, expected: str | None = None) -> None:
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if column is not None:
+            where.append(f"column {column}")
+        self.line, self.column = line, column
+        super().__init__(source, problem, where=", ".join(where) or None, expected=expected)
+
+
+__all__ = ["KBPInputError"]

@@ -1,0 +1,71 @@
+"""Cold Start query IDs: their parts, and the hashed IDs of expanded and hop-1 queries.
+
+A 2015 SF query ID is ``PREFIX_xxxxxxxxxx`` (10 hex digits); a hop-1 query is its parent's full
+ID, ``_`` and 12 hex digits; an LDC query ID ends in decimal digits (``CS15_ENG_0001``). The
+hashes are the last digits of a name-based (MD5, version 3) UUID in the nil namespace, RFC 4122
+section 4.3: of ``DOCID:BEG:END:SLOT0[:SLOT1]`` for an entry point (10 digits), and of the
+JSON-escaped ``PARENT_FULL_ID:VALUE:PROVENANCE`` for a hop-1 query (12 digits).
+
+>>> parse_queryid("CSSF15_ENG_0458206f71_a0b1c2d3e4f5")
+QueryId(prefix='CSSF15_ENG', base='0458206f71', query_id='a0b1c2d3e4f5', level=1, ldc=False)
+>>> parse_queryid("CS15_ENG_0001").query_id
+'0001'
+>>> short_uuid("D1:0:4:per:title", 10)
+'b4b0ba6833'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+_SF = re.compile(r"^(?:(.+)_)?([0-9A-F]{10})((?:_[0-9A-F]{12})*)$", re.IGNORECASE)
+_LDC = re.compile(r"^(?:(.+)_)?(\d+)$")
+
+
+@dataclass(frozen=True)
+class QueryId:
+    """The parts of a full query ID."""
+
+    prefix: str | None
+    base: str          # the hop-0 (or LDC) component
+    query_id: str      # the last component: the key queries are known by
+    level: int         # number of hop components after the base (0 for hop 0)
+    ldc: bool          # an LDC (decimal) query ID
+
+
+def parse_queryid(full: str) -> QueryId | None:
+    """The parts of ``full``, or ``None`` if it is no Cold Start query ID."""
+    m = _SF.match(full)
+    if m:
+        hops = re.findall(r"_([0-9A-Fa-f]{12})", m.group(3) or "")
+        qid = hops[-1] if hops else m.group(2)
+        return QueryId(m.group(1), m.group(2), qid, len(hops), False)
+    m = _LDC.match(full)
+    if m:
+        return QueryId(m.group(1), m.group(2), m.group(2), 1, True)
+    return None
+
+
+def short_uuid(text: str, length: int) -> str:
+    """The last ``length`` hex digits of the version-3 UUID of ``text`` (nil namespace)."""
+    return hashlib.md5(b"\0" * 16 + text.encode("utf-8")).hexdigest()[-length:]
+
+
+def json_escape(text: str) -> str:
+    """``text`` as the inside of a JSON string (UTF-8 kept, controls and quotes escaped)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def hop1_uuid(parent_full_id: str, value: str, provenance_key: str) -> str:
+    """The 12-digit ID of the query generated from an answer (its parent query, value, provenance)."""
+    return short_uuid(json_escape(f"{parent_full_id}:{value}:{provenance_key}"), 12)
+
+
+def entrypoint_uuid(docid: str, start: int | str, end: int | str, slots: tuple[str, ...]) -> str:
+    """The 10-digit ID of the SF query expanded from one entry point."""
+    return short_uuid(f"{docid}:{start}:{end}:" + ":".join(slots), 10)
+
+
+__all__ = ["QueryId", "entrypoint_uuid", "hop1_uuid", "json_escape", "parse_queryid", "short_uuid"]

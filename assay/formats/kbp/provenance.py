@@ -1,0 +1,75 @@
+"""Provenance of Cold Start answers: up to four ``DOCID:START-END`` triples, comma-separated.
+
+As the 2015 task description bounds it (and CS-Score applies it when it reads a file): at most
+4 triples (later ones are dropped), at most 150 characters a triple (a longer one is cut to
+150), START <= END. :meth:`Provenance.key` is the normalised form answers are compared by
+(triples sorted by document, then start, then end compared as text).
+
+>>> p = parse_provenance("D2:10-20,D1:5-9")
+>>> p.key(), p.original()
+('D1:5-9,D2:10-20', 'D2:10-20,D1:5-9')
+>>> parse_provenance("D1:0-400").triples[0].end
+149
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TRIPLES = 4
+MAX_CHARS_PER_TRIPLE = 150
+_TRIPLE = re.compile(r"^\s*([^:]+):(\d+)-(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Triple:
+    """One ``DOCID:START-END`` span (offsets inclusive, in characters)."""
+
+    docid: str
+    start: int
+    end: int
+
+    def text(self) -> str:
+        return f"{self.docid}:{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The triples of one provenance column, in file order (after the bounds are applied)."""
+
+    triples: tuple[Triple, ...]
+
+    def key(self) -> str:
+        """The normalised string CS-Score compares provenance by."""
+        ordered = sorted(self.triples, key=lambda t: (t.docid, t.start, str(t.end)))
+        return ",".join(t.text() for t in ordered)
+
+    def original(self) -> str:
+        return ",".join(t.text() for t in self.triples)
+
+
+class ProvenanceError(ValueError):
+    """A provenance string that is not a list of ``DOCID:START-END`` triples."""
+
+
+def parse_provenance(text: str) -> Provenance:
+    """Parse, apply the bounds, or raise :class:`ProvenanceError` with the reason."""
+    parts = text.split(",")
+    if len(parts) > MAX_TRIPLES:
+        parts = parts[:MAX_TRIPLES]
+    triples = []
+    for part in parts:
+        m = _TRIPLE.match(part)
+        if not m:
+            raise ProvenanceError(f"{part!r} is not a DOCID:START-END triple")
+        docid, start, end = m.group(1), int(m.group(2)), int(m.group(3))
+        if end < start:
+            raise ProvenanceError(f"({start}, {end}) is not a valid offset pair (end before start)")
+        if end - start + 1 > MAX_CHARS_PER_TRIPLE:
+            end = start + MAX_CHARS_PER_TRIPLE - 1
+        triples.append(Triple(docid, start, end))
+    return Provenance(tuple(triples))
+
+
+__all__ = ["MAX_CHARS_PER_TRIPLE", "MAX_TRIPLES", "Provenance", "ProvenanceError", "Triple",
+           "parse_provenance"]
