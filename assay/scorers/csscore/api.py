@@ -1,0 +1,109 @@
+"""Scoring Cold Start runs as CS-Score 2.4.4 does: :func:`score_files` returns the report text.
+
+Queries to score: every query of the query files (with ``expand``, every expanded SF query), or
+those of a ``-queries`` list (a file of ``LDC_ID SF_ID [HOP]`` lines, or SF query IDs separated by
+colons); a list's HOP is the last hop whose lines are reported (default: all of the query's).
+"""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from assay.formats.kbp import KBPInputError, parse_queryid, read_query_list
+
+from .load import Loaded, load
+from .model import Options, ScoreLine
+from .report import COLUMNS, Report, render
+from .tree import score_query
+from .variants import ldc_max, ldc_mean
+
+
+@dataclass(frozen=True)
+class Result:
+    text: str
+    warnings: tuple[str, ...]
+
+
+def _files(paths: list[str]) -> tuple[list[str], list[str]]:
+    expanded: list[str] = []
+    for p in paths:
+        expanded.extend(sorted(glob.glob(os.path.join(p, "*.tab.txt"))) if os.path.isdir(p) else [p])
+    return ([p for p in expanded if p.endswith(".xml")], [p for p in expanded if not p.endswith(".xml")])
+
+
+def queries_to_score(ld: Loaded, spec: str | None) -> tuple[dict[str, int | None], list[str]]:
+    """Query ID -> last hop to report; and warnings for unknown queries."""
+    warnings: list[str] = []
+    slots: dict[str, int | None] = {}
+    if spec is None:
+        slots = {qid: len(ld.queries[qid].slots) - 1 for qid in ld.top_ids}
+    elif os.path.isfile(spec):
+        for e in read_query_list(spec):
+            parts = parse_queryid(e.sf_id)
+            qid = parts.query_id if parts else e.sf_id
+            q = ld.queries.get(qid)
+            if q is None or qid not in ld.top_ids:
+                warnings.append(f"{spec}, line {e.line}: unknown query {qid}; skipped")
+                continue
+            most = len(q.slots) - 1
+            hop = most if e.hop is None else e.hop
+            if hop > most:
+                raise KBPInputError(spec, f"hop {hop} for {e.ldc_id}, but {e.sf_id} has "
+                                    f"{most + 1} hop(s)", line=e.line, column=3)
+            slots[qid] = hop
+    else:
+        for word in spec.split(":"):
+            parts = parse_queryid(word)
+            qid = parts.query_id if parts else word
+            if qid not in ld.top_ids:
+                warnings.append(f"-queries: unknown query {qid}; skipped")
+                continue
+            slots[qid] = len(ld.queries[qid].slots) - 1
+    out: dict[str, int | None] = {}
+    for qid in slots:
+        root = ld.queries[qid]
+        if not root.expanded_ids:
+            out[qid] = slots[qid]
+        for e in root.expanded_ids:
+            out[e] = slots.get(e)
+    return out, warnings
+
+
+def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | None]) -> str:
+    scores: list[ScoreLine] = []
+    for qid in sorted(to_score):
+        q = ld.queries[qid]
+        parts = parse_queryid(q.full_id)
+        base = parts.base if parts else qid
+        for s in score_query(ld, opts, runid, base):
+            head = s.ec.split(":")[0]
+            hp = parse_queryid(head)
+            limit = to_score.get(hp.query_id if hp else head) or 0
+            if int(s.level) <= limit:
+                scores.append(s)
+    report = Report([COLUMNS[f] for f in opts.fields.split(":")], opts.tabs, opts.fix_precision)
+    sections = [("SF", "SF", scores, ("MICRO", "MACRO"), False)]
+    if ld.index:
+        ldc_full = {qid: ld.queries[qid].full_id for qid in set(ld.index.values())}
+        keys = set(to_score)
+        sections.append(("LDCMAX", "LDC-MAX",
+                         ldc_max(scores, ld.index, ldc_full, keys, opts.fix_precision),
+                         ("MICRO", "MACRO"), False))
+        sections.append(("LDCMEAN", "LDC-MEAN",
+                         ldc_mean(scores, ld.index, ldc_full, keys, opts.fix_precision),
+                         ("MACRO",), True))
+    return render(report, sections, runid)
+
+
+def score_files(paths: list[str], opts: Options, queries: str | None = None,
+                runids: list[str] | None = None) -> Result:
+    """Read query, submission and assessment files (in this order of loading) and score."""
+    query_files, response_files = _files(paths)
+    ld = load(query_files, response_files, opts.expand)
+    to_score, warnings = queries_to_score(ld, queries)
+    text = "".join(score_run(ld, opts, r, to_score) for r in (runids or ld.runids))
+    return Result(text, tuple(ld.warnings + warnings))
+
+
+__all__ = ["Result", "queries_to_score", "score_files", "score_run"]

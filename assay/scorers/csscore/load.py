@@ -1,0 +1,112 @@
+"""Loading queries and response files the way CS-Score 2.4.4 does, in command-line order.
+
+Each answer (submission or assessment line) generates the hop-1 query it leads to (named by
+:func:`assay.formats.kbp.ids.hop1_uuid`); a hop-1 line must therefore come after a hop-0 line
+(in any earlier file or line) giving its parent answer. A line whose slot is not the slot its
+query asks for is skipped with a warning, as CS-Score does.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from assay.formats.kbp import (ASSESSMENT, SUBMISSION, KBPInputError, Query, Response, expand,
+                               hop1_uuid, read_queries, read_responses, slot_quantity)
+
+from .model import Entry
+
+
+@dataclass
+class QInfo:
+    """A query the scorer knows: from a file, expanded, or generated from an answer."""
+
+    query_id: str
+    full_id: str
+    level: int
+    slots: tuple[str, ...]
+    parent_id: str | None = None
+    expanded_ids: list[str] = field(default_factory=list)
+    ldc: bool = False
+
+    @property
+    def slot(self) -> str | None:
+        return self.slots[0] if self.slots else None
+
+    @property
+    def quantity(self) -> str | None:
+        return slot_quantity(self.slots[0]) if self.slots else None
+
+
+@dataclass
+class Loaded:
+    """Queries, the expanded-to-LDC index, and the entries in load order."""
+
+    queries: dict[str, QInfo]
+    top_ids: list[str]                      # query IDs read from the files (and expanded)
+    index: dict[str, str]                   # expanded SF query ID -> LDC query ID
+    by_base: dict[str, dict[str, list[Entry]]]
+    parent_assessment: dict[str, Entry]
+    parent_query_id: dict[str, str]
+    runids: list[str]
+    warnings: list[str]
+
+
+def _full(q: Query) -> str:
+    return f"{q.prefix or ''}_{q.query_id}"
+
+
+def load(query_files: list[str], response_files: list[str], expand_base: str | None) -> Loaded:
+    """Read everything; raise :class:`KBPInputError` on the first malformed line."""
+    queries: dict[str, QInfo] = {}
+    file_queries: list[Query] = []
+    for path in query_files:
+        file_queries.extend(read_queries(path))
+    for q in file_queries:
+        queries[q.query_id] = QInfo(q.query_id, _full(q), q.parts.level if q.parts.ldc else 0,
+                                    q.slots, ldc=q.parts.ldc)
+    index: dict[str, str] = {}
+    if expand_base:
+        for q in file_queries:
+            for e in expand([q], expand_base):
+                queries[e.query_id] = QInfo(e.query_id, e.full_id, 0, e.slots)
+                queries[q.query_id].expanded_ids.append(e.query_id)
+                index[e.query_id] = q.query_id
+    top_ids = sorted(queries)
+    loaded = Loaded(queries, top_ids, index, {SUBMISSION: {}, ASSESSMENT: {}}, {}, {}, [], [])
+    runids: set[str] = set()
+    for path in response_files:
+        for r in read_responses(path):
+            _add(loaded, r, runids)
+    loaded.runids = sorted(runids)
+    return loaded
+
+
+def _add(ld: Loaded, r: Response, runids: set[str]) -> None:
+    q = ld.queries.get(r.query_id)
+    if q is None:
+        hint = " (its hop-0 answer must come on an earlier line)" if r.level else ""
+        raise KBPInputError(r.source, f"unknown query {r.full_query_id}{hint}", line=r.line,
+                            column=1 if r.kind == SUBMISSION else 2)
+    target = hop1_uuid(q.full_id, r.value, r.value_provenance.key())
+    if target not in ld.queries:
+        ld.queries[target] = QInfo(target, f"{q.full_id}_{target}", q.level + 1, q.slots[1:],
+                                   parent_id=q.query_id)
+    if r.slot != q.slot:
+        ld.warnings.append(f"{r.source}, line {r.line}: slot {r.slot} is not the requested slot "
+                           f"for query {r.query_id} (expected {q.slot}); line skipped")
+        return
+    entry = Entry(r, slot_quantity(r.slot), target, q.level, q.full_id)
+    if r.kind == SUBMISSION:
+        runids.add(r.runid or "")
+    elif r.judgment in ("CORRECT", "INEXACT"):
+        ld.parent_assessment[target] = entry
+    ld.parent_query_id[target] = q.query_id
+    ld.by_base[r.kind].setdefault(r.parts.base, []).append(entry)
+
+
+def warn(messages: list[str]) -> None:
+    for m in messages:
+        print(f"WARNING: {m}", file=sys.stderr)
+
+
+__all__ = ["Loaded", "QInfo", "load", "warn"]

@@ -1,0 +1,146 @@
+"""CS-Score 2.4.4's report, character for character: the SF, LDC-MAX and LDC-MEAN tables of a
+run, each with its micro and macro lines, then the summary.
+
+Columns are padded to the widest text seen so far for that column in this run's report (widths
+only grow, section by section: the summary uses the final widths); numbers are right-justified,
+text and P/R/F1 left-justified; ``-tabs`` separates columns by one tab with no padding. The
+summary prefixes class names with the variant (``SF-ALL-Micro``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .model import ScoreLine
+from .variants import ec_sort_key, macro_f1, micro
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str          # CS-Score's internal name (widths are shared by it)
+    header: str
+    fmt: str
+    right: bool       # right-justified
+    value: Callable[[ScoreLine, bool], object]
+
+
+def _count(attr: str) -> Callable[[ScoreLine, bool], object]:
+    return lambda s, fix: getattr(s, attr)
+
+
+COLUMNS: dict[str, Column] = {
+    "EC": Column("EC", "QID/EC", "%s", False, lambda s, fix: s.ec),
+    "RUNID": Column("RUNID", "Run ID", "%s", False, lambda s, fix: s.runid),
+    "LEVEL": Column("LEVEL", "Hop", "%s", False, lambda s, fix: s.level),
+    "GT": Column("NUM_GROUND_TRUTH", "GT", "%4d", True, _count("gt")),
+    "CORRECT": Column("NUM_CORRECT_PRE_POLICY", "Correct", "%4d", True, _count("correct")),
+    "INCORRECT": Column("NUM_INCORRECT_PRE_POLICY", "Incorrect", "%4d", True, _count("incorrect")),
+    "INEXACT": Column("NUM_INEXACT_PRE_POLICY", "Inexact", "%4d", True, _count("inexact")),
+    "REDUNDANT": Column("NUM_REDUNDANT_POST_POLICY", "Dup", "%4d", True, _count("redundant")),
+    "RIGHT": Column("NUM_CORRECT_POST_POLICY", "Right", "%4d", True, _count("right")),
+    "WRONG": Column("NUM_INCORRECT_POST_POLICY", "Wrong", "%4d", True, _count("wrong")),
+    "IGNORED": Column("NUM_IGNORED_POST_POLICY", "Ignored", "%4d", True, _count("ignored")),
+    "SUBMITTED": Column("NUM_SUBMITTED", "Submitted", "%4d", True, _count("submitted")),
+    "UNASSESSED": Column("NUM_UNASSESSED", "Unassessed", "%4d", True, _count("unassessed")),
+    "INCORRECT_PARENT": Column("INCORRECT_PARENT", "PIncorrect", "%4d", True,
+                               _count("incorrect_parent")),
+    "P": Column("PRECISION", "Prec", "%6.4f", False, lambda s, fix: s.precision(fix)),
+    "R": Column("RECALL", "Recall", "%6.4f", False, lambda s, fix: s.recall()),
+    "F": Column("F1", "F1", "%6.4f", False, lambda s, fix: s.f1(fix)),
+}
+METRICS = (("SF", "SF", "SF: Slot-filling score variant considering all entrypoints as a separate query"),
+           ("LDCMAX", "LDC-MAX", "LDC-MAX: LDC level score variant considering the run's best "
+            "entrypoint per LDC query"),
+           ("LDCMEAN", "LDC-MEAN", "LDC-MEAN: LDC level score variant considering averaging scores "
+            "for all coressponding entrypoints"))
+MEAN_COLUMNS = [COLUMNS[k] for k in ("EC", "RUNID", "LEVEL", "F")]
+
+Line = dict[str, str]
+
+
+class Report:
+    """The report of one run; :meth:`render` returns its text."""
+
+    def __init__(self, columns: list[Column], tabs: bool, fix_precision: bool) -> None:
+        self.columns, self.tabs, self.fix = columns, tabs, fix_precision
+        self.widths = {c.key: len(c.header) for c in columns}
+        self.summary: dict[str, list[Line]] = {}
+
+    def _grow(self, key: str, text: str) -> None:
+        if len(text) > self.widths.get(key, 0):
+            self.widths[key] = len(text)
+
+    def line(self, s: ScoreLine) -> Line:
+        out: Line = {}
+        for c in self.columns:
+            value = c.value(s, self.fix)
+            text = c.fmt % (0 if value is None else value)
+            out[c.key] = text
+            self._grow(c.key, text)
+        return out
+
+    def macro_line(self, agg: ScoreLine) -> Line:
+        out: Line = {}
+        for c in self.columns:
+            if c.key in ("EC", "RUNID", "LEVEL"):
+                value: object = c.value(agg, self.fix)
+                if c.key == "EC":
+                    value = "ALL-Macro"
+                text = c.fmt % value
+            elif c.key == "F1":
+                text = c.fmt % macro_f1(agg, self.fix)
+            else:
+                text = c.fmt.replace("d", "s", 1).replace("f", "s", 1) % ""
+            out[c.key] = text
+            self._grow(c.key, text)
+        return out
+
+    def render_line(self, line: Line | None, columns: list[Column], metric: str = "") -> str:
+        parts = []
+        for c in columns:
+            value = c.header if line is None else line.get(c.key, "")
+            if c.key == "EC" and metric:
+                value = f"{metric}-{value}"
+            pad = "" if self.tabs else " " * max(0, self.widths.get(c.key, 0) - len(value))
+            parts.append(pad + value if c.right else value + pad)
+        return ("\t" if self.tabs else " ").join(parts) + "\n"
+
+    def section(self, metric: str, scores: list[ScoreLine], runid: str,
+                aggregates: tuple[str, ...]) -> list[Line]:
+        lines = [self.line(s) for s in sorted(scores, key=ec_sort_key)]
+        aggs = micro(scores, runid)
+        summary = self.summary.setdefault(metric, [])
+        if "MICRO" in aggregates:
+            for a in aggs:
+                lines.append(self.line(a))
+                summary.append(lines[-1])
+        if "MACRO" in aggregates:
+            for a in aggs:
+                lines.append(self.macro_line(a))
+                summary.append(lines[-1])
+        return lines
+
+
+def render(report: Report, sections: list[tuple[str, str, list[ScoreLine], tuple[str, ...],
+                                                 bool]], runid: str) -> str:
+    """Sections are (metric key, title, scores, aggregates, F1-only columns)."""
+    out = []
+    names = {k: name for k, name, _ in METRICS}
+    titles = {k: t for k, _, t in METRICS}
+    for key, _title, scores, aggregates, mean_only in sections:
+        lines = report.section(key, scores, runid, aggregates)
+        cols = MEAN_COLUMNS if mean_only else report.columns
+        out.append(f"{titles[key]}\n\n")
+        if lines:
+            out.append(report.render_line(None, cols))
+        out.extend(report.render_line(line, cols) for line in lines)
+        out.append("\n")
+    out.append("SUMMARY: Summary of scores\n\n")
+    out.append(report.render_line(None, MEAN_COLUMNS))
+    for key, _title, _s, _a, _m in sections:
+        out.extend(report.render_line(line, MEAN_COLUMNS, names[key])
+                   for line in report.summary.get(key, []))
+    return "".join(out)
+
+
+__all__ = ["COLUMNS", "Column", "METRICS", "MEAN_COLUMNS", "Report", "render"]

@@ -1,0 +1,118 @@
+"""The three score variants of CS-Score 2.4.4 and their aggregates (README-Scoring, section 4).
+
+* SF: one line per SF query (hop 0) and per hop-0 equivalence class (hop 1);
+* LDC-MAX: per LDC query, the lines of the entry point (expanded SF query) whose F1 over all its
+  lines' summed counts is highest; **ties go to the entry point whose SF query ID sorts first**
+  (v2.4.4 keeps whichever perl's hash order meets first);
+* LDC-MEAN: per LDC query and class suffix, the mean F1 over the entry points that have it; GT
+  (which decides whether the line counts in the macro average) and hop come from the entry point
+  whose SF class sorts first (v2.4.4: the first in hash order).
+
+Micro: P, R, F1 of the summed counts, per hop and ALL. Macro: the mean F1 over lines whose GT is
+not 0 (0 when there are none).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from assay.formats.kbp import parse_queryid
+
+from .model import ScoreLine
+
+
+def ec_sort_key(line: ScoreLine) -> tuple[str, list[int]]:
+    """CS-Score's order of class names: the query ID as text, then each component as a number."""
+    head, *rest = line.ec.split(":")
+    return head, [int(c) for c in rest]
+
+
+def _split(ec: str) -> tuple[str, str | None]:
+    head, _, rest = ec.partition(":")
+    return head, (rest.split(":")[0] if rest else None)
+
+
+def _sf_id(full: str) -> str:
+    parts = parse_queryid(full)
+    return parts.query_id if parts else full
+
+
+def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
+            to_score: set[str], fix_precision: bool) -> list[ScoreLine]:
+    """The LDC-MAX lines (unsorted)."""
+    groups: dict[str, dict[str, list[ScoreLine]]] = {}
+    for s in scores:
+        sf = _sf_id(_split(s.ec)[0])
+        if to_score and sf not in to_score:
+            continue
+        groups.setdefault(index.get(sf, ""), {}).setdefault(sf, []).append(s)
+    best: dict[str, str] = {}
+    for ldc in sorted(groups):
+        best_f1 = None
+        for sf in sorted(groups[ldc]):
+            total = ScoreLine(sf, "", "ALL")
+            for s in groups[ldc][sf]:
+                total.add_counts(s)
+            f1 = total.f1(fix_precision)
+            if best_f1 is None or best_f1 < f1:
+                best[ldc], best_f1 = sf, f1
+    out = []
+    for s in scores:
+        head, ec = _split(s.ec)
+        sf = _sf_id(head)
+        if to_score and sf not in to_score:
+            continue
+        ldc = index.get(sf, "")
+        if best.get(ldc) != sf:
+            continue
+        name = ldc_full.get(ldc, ldc) + (f":{ec}" if ec is not None else "")
+        out.append(replace(s, ec=name, components=[]))
+    return out
+
+
+def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
+             to_score: set[str], fix_precision: bool) -> list[ScoreLine]:
+    """The LDC-MEAN lines (F1 only)."""
+    groups: dict[str, dict[str, ScoreLine]] = {}
+    for s in scores:
+        head, ec = _split(s.ec)
+        sf = _sf_id(head)
+        if to_score and sf not in to_score:
+            continue
+        ldc = index.get(sf, "")
+        name = ldc_full.get(ldc, f"_{ldc}") + (f":{ec}" if ec is not None else "")
+        groups.setdefault(name, {})[s.ec] = s
+    out = []
+    for name in sorted(groups):
+        members = [groups[name][k] for k in sorted(groups[name])]
+        total = 0.0
+        for m in members:
+            total += m.f1(fix_precision)
+        first = members[0]
+        out.append(ScoreLine(name, first.runid, first.level, gt=first.gt,
+                             f1_value=total / len(members)))
+    return out
+
+
+def micro(lines: list[ScoreLine], runid: str) -> list[ScoreLine]:
+    """One ALL-Micro line per hop (in text order of the hop: 0, 1, ALL)."""
+    agg: dict[str, ScoreLine] = {}
+    for s in sorted(lines, key=ec_sort_key):
+        for level in (str(s.level), "ALL"):
+            a = agg.setdefault(level, ScoreLine("ALL-Micro", runid, level))
+            a.add_counts(s)
+            a.components.append(s)
+    return [agg[k] for k in sorted(agg)]
+
+
+def macro_f1(line: ScoreLine, fix_precision: bool) -> float:
+    """Mean F1 of the components whose GT is not 0 (0 if none)."""
+    non_nil = sum(1 for c in line.components if c.gt != 0)
+    if non_nil <= 0:
+        return 0
+    total = 0.0
+    for c in line.components:
+        total += c.f1(fix_precision)
+    return total / non_nil
+
+
+__all__ = ["ec_sort_key", "ldc_max", "ldc_mean", "macro_f1", "micro"]
