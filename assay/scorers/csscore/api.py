@@ -21,8 +21,11 @@ from .variants import ldc_max, ldc_mean
 
 @dataclass(frozen=True)
 class Result:
+    """The report, warnings about the input, and notes where v2.4.4 depends on hash order."""
+
     text: str
     warnings: tuple[str, ...]
+    hash_order_notes: tuple[str, ...] = ()
 
 
 def _files(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -70,7 +73,8 @@ def queries_to_score(ld: Loaded, spec: str | None) -> tuple[dict[str, int | None
     return out, warnings
 
 
-def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | None]) -> str:
+def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | None],
+              notes: list[str] | None = None) -> str:
     scores: list[ScoreLine] = []
     for qid in sorted(to_score):
         q = ld.queries[qid]
@@ -88,10 +92,10 @@ def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | N
         ldc_full = {qid: ld.queries[qid].full_id for qid in set(ld.index.values())}
         keys = set(to_score)
         sections.append(("LDCMAX", "LDC-MAX",
-                         ldc_max(scores, ld.index, ldc_full, keys, opts.fix_precision),
+                         ldc_max(scores, ld.index, ldc_full, keys, opts.fix_precision, notes),
                          ("MICRO", "MACRO"), False))
         sections.append(("LDCMEAN", "LDC-MEAN",
-                         ldc_mean(scores, ld.index, ldc_full, keys, opts.fix_precision),
+                         ldc_mean(scores, ld.index, ldc_full, keys, opts.fix_precision, notes),
                          ("MACRO",), True))
     return render(report, sections, runid)
 
@@ -102,8 +106,9 @@ def score_files(paths: list[str], opts: Options, queries: str | None = None,
     query_files, response_files = _files(paths)
     ld = load(query_files, response_files, opts.expand)
     to_score, warnings = queries_to_score(ld, queries)
-    text = "".join(score_run(ld, opts, r, to_score) for r in (runids or ld.runids))
-    return Result(text, tuple(ld.warnings + warnings))
+    notes: list[str] = []
+    text = "".join(score_run(ld, opts, r, to_score, notes) for r in (runids or ld.runids))
+    return Result(text, tuple(ld.warnings + warnings), tuple(notes))
 
 
 __all__ = ["Result", "queries_to_score", "score_files", "score_run"]

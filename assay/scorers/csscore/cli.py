@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: {exc}\n")
         return 2
     err_to = str(sw.get("error_file", "stderr"))
-    warn_text = "".join(f"WARNING: {w}\n" for w in result.warnings)
+    warn_text = "".join(f"WARNING: {w}\n" for w in result.warnings + result.hash_order_notes)
     if warn_text:
         if err_to.lower() == "stderr":
             sys.stderr.write(warn_text)

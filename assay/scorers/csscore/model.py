@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from assay.errors import AssayInputError
 from assay.formats.kbp import Response
 
 DEFAULT_FIELDS = ("EC:RUNID:LEVEL:GT:SUBMITTED:CORRECT:INCORRECT:INEXACT:INCORRECT_PARENT:"
@@ -102,6 +103,8 @@ class ScoreLine:
         p, r = self.precision(fix_precision), self.recall()
         if not (p or r):
             return 0.0
+        if p + r == 0:
+            raise NegativePrecision(self, p, r)
         return 2 * p * r / (p + r)
 
     def add_counts(self, other: "ScoreLine") -> None:
@@ -109,8 +112,19 @@ class ScoreLine:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+class NegativePrecision(AssayInputError):
+    """P + R = 0 with P = -R (Submitted - Ignored < 0, which v2.4.4's double-counted duplicates
+    allow when DUPLICATE is ignored): CS-Score 2.4.4 stops with a division by zero."""
+
+    def __init__(self, line: "ScoreLine", p: float, r: float) -> None:
+        super().__init__(f"{line.ec} ({line.runid}): F1 is undefined: precision {p:.4f} "
+                         f"(Right {line.right} / (Submitted {line.submitted} - Ignored "
+                         f"{line.ignored})) and recall {r:.4f} sum to 0; CS-Score 2.4.4 stops "
+                         "here (division by zero); --fix-duplicates or --fix-precision avoid it")
+
+
 COUNT_FIELDS = tuple(f.name for f in fields(ScoreLine)
                      if f.name not in ("ec", "runid", "level", "f1_value", "quantity", "components"))
 
-__all__ = ["COUNT_FIELDS", "DEFAULT_FIELDS", "DEFAULT_IGNORE", "DEFAULT_RIGHT", "DEFAULT_WRONG",
+__all__ = ["NegativePrecision", "COUNT_FIELDS", "DEFAULT_FIELDS", "DEFAULT_IGNORE", "DEFAULT_RIGHT", "DEFAULT_WRONG",
            "DISCIPLINES", "Entry", "Options", "POLICY_CHOICES", "ScoreLine"]

@@ -37,8 +37,9 @@ def _sf_id(full: str) -> str:
 
 
 def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
-            to_score: set[str], fix_precision: bool) -> list[ScoreLine]:
-    """The LDC-MAX lines (unsorted)."""
+            to_score: set[str], fix_precision: bool,
+            notes: list[str] | None = None) -> list[ScoreLine]:
+    """The LDC-MAX lines (unsorted); a tie for the best entry point is noted in ``notes``."""
     groups: dict[str, dict[str, list[ScoreLine]]] = {}
     for s in scores:
         sf = _sf_id(_split(s.ec)[0])
@@ -54,7 +55,14 @@ def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, 
                 total.add_counts(s)
             f1 = total.f1(fix_precision)
             if best_f1 is None or best_f1 < f1:
-                best[ldc], best_f1 = sf, f1
+                best[ldc], best_f1, tied = sf, f1, [sf]
+            elif f1 == best_f1:
+                tied.append(sf)
+        if notes is not None and len(tied) > 1:
+            runid = groups[ldc][tied[0]][0].runid
+            notes.append(f"LDC-MAX of {ldc_full.get(ldc, ldc)} ({runid}): entry points "
+                         f"{', '.join(tied)} tie at F1 {best_f1:.4f}; assay takes {best[ldc]} "
+                         "(CS-Score 2.4.4: whichever perl's hash order gives)")
     out = []
     for s in scores:
         head, ec = _split(s.ec)
@@ -70,8 +78,9 @@ def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, 
 
 
 def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
-             to_score: set[str], fix_precision: bool) -> list[ScoreLine]:
-    """The LDC-MEAN lines (F1 only)."""
+             to_score: set[str], fix_precision: bool,
+             notes: list[str] | None = None) -> list[ScoreLine]:
+    """The LDC-MEAN lines (F1 only); entry points disagreeing on GT = 0 are noted."""
     groups: dict[str, dict[str, ScoreLine]] = {}
     for s in scores:
         head, ec = _split(s.ec)
@@ -88,6 +97,10 @@ def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str,
         for m in members:
             total += m.f1(fix_precision)
         first = members[0]
+        if notes is not None and len({m.gt == 0 for m in members}) > 1:
+            notes.append(f"LDC-MEAN of {name} ({first.runid}): entry points disagree on whether "
+                         f"GT is 0; assay takes GT {first.gt} from {first.ec} (CS-Score 2.4.4: "
+                         "whichever perl's hash order gives)")
         out.append(ScoreLine(name, first.runid, first.level, gt=first.gt,
                              f1_value=total / len(members)))
     return out
