@@ -7,6 +7,7 @@ query asks for is skipped with a warning, as CS-Score does.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -75,7 +76,12 @@ def load(query_files: list[str], response_files: list[str], expand_base: str | N
     loaded = Loaded(queries, top_ids, index, {SUBMISSION: {}, ASSESSMENT: {}}, {}, {}, [], [])
     runids: set[str] = set()
     for path in response_files:
-        for r in read_responses(path):
+        responses = read_responses(path)
+        if not responses and os.path.getsize(path) > 0:
+            # a zero-byte file is skipped; one of blank lines or comments stops the original
+            raise KBPInputError(path, "no answer lines (only blank lines or comments)",
+                                expected="an 8-column submission or assessment file")
+        for r in responses:
             _add(loaded, r, runids)
     loaded.runids = sorted(runids)
     return loaded

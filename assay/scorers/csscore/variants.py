@@ -41,8 +41,10 @@ def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, 
             notes: list[str] | None = None) -> list[ScoreLine]:
     """The LDC-MAX lines (unsorted); a tie for the best entry point is noted in ``notes``."""
     groups: dict[str, dict[str, list[ScoreLine]]] = {}
+    full: dict[str, str] = {}
     for s in scores:
         sf = _sf_id(_split(s.ec)[0])
+        full[sf] = _split(s.ec)[0]
         if to_score and sf not in to_score:
             continue
         groups.setdefault(index.get(sf, ""), {}).setdefault(sf, []).append(s)
@@ -61,7 +63,8 @@ def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, 
         if notes is not None and len(tied) > 1:
             runid = groups[ldc][tied[0]][0].runid
             notes.append(f"LDC-MAX of {ldc_full.get(ldc, ldc)} ({runid}): entry points "
-                         f"{', '.join(tied)} tie at F1 {best_f1:.4f}; assay takes {best[ldc]} "
+                         f"{', '.join(full[t] for t in tied)} tie at F1 {best_f1:.4f}; assay takes "
+                         f"{full[best[ldc]]} "
                          "(CS-Score 2.4.4: whichever perl's hash order gives)")
     out = []
     for s in scores:
