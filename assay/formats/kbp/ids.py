@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SF = re.compile(r"^(?:(.+)_)?([0-9A-F]{10})((?:_[0-9A-F]{12})*)$", re.IGNORECASE)
 _LDC = re.compile(r"^(?:(.+)_)?(\d+)$")
@@ -35,6 +36,7 @@ class QueryId:
     ldc: bool          # an LDC (decimal) query ID
 
 
+@lru_cache(maxsize=1 << 17)
 def parse_queryid(full: str) -> QueryId | None:
     """The parts of ``full``, or ``None`` if it is no Cold Start query ID."""
     m = _SF.match(full)
@@ -53,8 +55,17 @@ def short_uuid(text: str, length: int) -> str:
     return hashlib.md5(b"\0" * 16 + text.encode("utf-8")).hexdigest()[-length:]
 
 
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
 def json_escape(text: str) -> str:
-    """``text`` as the inside of a JSON string (UTF-8 kept, controls and quotes escaped)."""
+    r"""``text`` as the inside of a JSON string (UTF-8 kept, controls and quotes escaped).
+
+    >>> json_escape('say "hi"'), json_escape('café')
+    ('say \\"hi\\"', 'café')
+    """
+    if not _ESCAPED.search(text):
+        return text
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 

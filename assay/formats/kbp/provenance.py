@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 MAX_TRIPLES = 4
 MAX_CHARS_PER_TRIPLE = 150
@@ -41,6 +42,10 @@ class Provenance:
 
     def key(self) -> str:
         """The normalised string CS-Score compares provenance by."""
+        return self._key
+
+    @cached_property
+    def _key(self) -> str:
         ordered = sorted(self.triples, key=lambda t: (t.docid, t.start, str(t.end)))
         return ",".join(t.text() for t in ordered)
 
@@ -52,6 +57,7 @@ class ProvenanceError(ValueError):
     """A provenance string that is not a list of ``DOCID:START-END`` triples."""
 
 
+@lru_cache(maxsize=1 << 17)
 def parse_provenance(text: str) -> Provenance:
     """Parse, apply the bounds, or raise :class:`ProvenanceError` with the reason."""
     parts = text.split(",")

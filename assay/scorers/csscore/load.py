@@ -50,6 +50,8 @@ class Loaded:
     parent_query_id: dict[str, str]
     runids: list[str]
     warnings: list[str]
+    ec_cache: dict[str, str] = field(default_factory=dict)      # full query ID -> its class
+    gt_index: dict[tuple[str, str], tuple[dict, dict]] = field(default_factory=dict)
 
 
 def _full(q: Query) -> str:

@@ -72,6 +72,12 @@ class Tree:
         return node
 
     def query_id2ec(self, full_id: str) -> str:
+        cached = self.ld.ec_cache.get(full_id)
+        if cached is None:
+            cached = self.ld.ec_cache[full_id] = self._query_id2ec(full_id)
+        return cached
+
+    def _query_id2ec(self, full_id: str) -> str:
         parts = parse_queryid(full_id)
         q = self.ld.queries[parts.query_id] if parts else None
         if q is None:
@@ -117,18 +123,30 @@ class Tree:
                     raise KBPInputError(a.r.source, "equivalence class without a correct parent "
                                         "entry", line=a.r.line, column=8)
 
+    def _index(self, base: str, assessments: list[Entry]) -> tuple[dict, dict]:
+        """Assessments of a query by exact answer and by (parent class, string), in file order."""
+        key = (base, self.opts.discipline)
+        if key not in self.ld.gt_index:
+            exact: dict[tuple, list[Entry]] = {}
+            fuzzy: dict[tuple, list[Entry]] = {}
+            for a in assessments:
+                exact.setdefault(_answer_key(a), []).append(a)
+                if self.opts.discipline != "ASSESSED":
+                    fuzzy.setdefault((self.parent_ec(a), _string_key(a, self.opts.discipline)),
+                                     []).append(a)
+            self.ld.gt_index[key] = (exact, fuzzy)
+        return self.ld.gt_index[key]
+
     def ground_truth(self, s: Entry, assessments: list[Entry]) -> Entry | None:
+        """The assessment of a submission: exact answer first, else a string match (the
+        discipline) with the same parent class; among several, the first correct one."""
         ec = self.parent_ec(s)
-        exact: list[Entry] = []
+        exact_index, fuzzy_index = self._index(s.r.parts.base, assessments)
+        exact = [a for a in exact_index.get(_answer_key(s), []) if self.parent_ec(a) == ec]
         fuzzy: list[Entry] = []
-        disc = self.opts.discipline
-        for a in assessments:
-            if self.parent_ec(a) != ec:
-                continue
-            if _assessed_match(s, a):
-                exact.append(a)
-            elif not exact and disc != "ASSESSED" and _string_match(s, a, disc):
-                fuzzy.append(a)
+        if not exact and self.opts.discipline != "ASSESSED":
+            fuzzy = [a for a in fuzzy_index.get((ec, _string_key(s, self.opts.discipline)), [])
+                     if a.query_level == s.query_level]
         choices = exact or fuzzy
         if len(choices) <= 1:
             return choices[0] if choices else None
@@ -238,18 +256,13 @@ def _collect(node: Node, out: list[ScoreLine]) -> None:
         out.append(node.score)
 
 
-def _assessed_match(s: Entry, a: Entry) -> bool:
-    return (s.r.query_id == a.r.query_id and s.r.value == a.r.value
-            and s.r.relation_provenance.key() == a.r.relation_provenance.key()
-            and s.r.value_provenance.key() == a.r.value_provenance.key())
+def _answer_key(e: Entry) -> tuple[str, str, str, str]:
+    """Query, value and both provenances (normalised): what the ASSESSED discipline matches."""
+    return (e.r.query_id, e.r.value, e.r.relation_provenance.key(), e.r.value_provenance.key())
 
 
-def _string_match(s: Entry, a: Entry, discipline: str) -> bool:
-    if s.query_level != a.query_level:
-        return False
-    if discipline == "STRING_CASE":
-        return s.r.value.lower() == a.r.value.lower()
-    return s.r.value == a.r.value
+def _string_key(e: Entry, discipline: str) -> str:
+    return e.r.value.lower() if discipline == "STRING_CASE" else e.r.value
 
 
 def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreLine]:
