@@ -191,11 +191,28 @@ def run2() -> list[str]:
     return rows
 
 
+def expanded_pool() -> list[str]:
+    """The pool in the 11-column "expanded" layout (LDC query ID, subject and its span added)."""
+    subject = {}
+    for i, (ldc, _, _, eps) in enumerate(LDC):
+        for j, (name, docid, beg, end) in enumerate(eps):
+            subject[sf_id(i, j)] = (ldc, name.replace("&amp;", "&").replace("&apos;", "'"),
+                                    f"{docid}:{beg}-{end}")
+    out = []
+    for line in pool():
+        f = line.split("\t")
+        root = f[1].split(":")[0][:len(BASE) + 11]
+        ldc, name, span = subject[root]
+        out.append("\t".join([f[0], ldc, f[1], name, span] + f[2:]))
+    return out
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "ldc_queries.xml").write_text(xml(LDC))
     (OUT / "sf_queries.xml").write_text(xml(sf_queries()))
     (OUT / "pool.tab").write_text("\n".join(pool()) + "\n")
+    (OUT / "pool_expanded.tab").write_text("\n".join(expanded_pool()) + "\n")
     (OUT / "run1.tab").write_text("# run1: every code path of hop 0 and hop 1\n"
                                   + "\n".join(run1()) + "\n")
     (OUT / "run2.tab").write_text("\n".join(run2()) + "\n")

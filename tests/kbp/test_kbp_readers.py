@@ -216,3 +216,16 @@ def test_cli_version_and_help(capsys):
     assert run_cli(capsys, "-version")[1] == "cs-score version 2.4.4\n"
     code, out, _ = run_cli(capsys, "-help")
     assert code == 0 and "-discipline" in out and "--fix-duplicates" in out
+
+
+def test_expanded_assessments_name_their_own_columns():
+    line = (CASES / "pool_expanded.tab").read_text().splitlines()[0]
+    a = parse_responses(line + "\n", "x.tab")[0]
+    assert (a.kind, a.judgment, a.ec) == ("assessment", "CORRECT", f"{Q}:1")
+    f = line.split("\t")
+    for col, value, words in [(5, "D01", "subject provenance"), (9, "Z", "unknown judgment"),
+                              (11, "0", "equivalence class '0'"), (6, "D1:9-1", "end before")]:
+        g = list(f)
+        g[col - 1] = value
+        e = error(line + "\n" + "\t".join(g) + "\n")
+        assert (e.line, e.column) == (2, col) and words in str(e)

@@ -6,7 +6,8 @@ slot names, run IDs, judgment codes and equivalence classes).
 Submission columns: query ID (hop 0: ``PREFIX_xxxxxxxxxx``; hop 1: parent's ID ``_`` 12 hex),
 slot, run ID, relation provenance (1-4 triples), value, value type (PER, ORG, GPE or STRING),
 value provenance, confidence in (0, 1].
-Assessment columns: assessment ID, ``QUERYID:slot``, relation provenance, value, value
+Assessment columns (8; the 11-column "expanded" file adds the LDC query ID after the first, and
+the subject and its ``DOCID:START-END`` after the second): assessment ID, ``QUERYID:slot``, relation provenance, value, value
 provenance, value judgment, provenance judgment (C correct, W wrong, X inexact, I ignore, S/L
 inexact short/long), equivalence class (``QUERYID:n`` at hop 0, ``QUERYID:n:m`` at hop 1 for a
 correct or inexact value; ``0`` otherwise).
@@ -35,7 +36,9 @@ JUDGMENTS = {"C": "CORRECT", "W": "INCORRECT", "X": "INEXACT", "I": "IGNORE",
 VALUE_TYPES = ("PER", "ORG", "GPE", "STRING")
 _CONFIDENCE = re.compile(r"^(?:1|1\.0*|0?\.[0-9]*[1-9][0-9]*)$")
 SUBMISSION, ASSESSMENT = "submission", "assessment"
+EXPANDED_ASSESSMENT = "expanded assessment"     # 11 columns: adds LDC query, subject, its span
 NCOLS = 8
+EXPANDED_NCOLS = 11
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Response:
 
 
 def _kind_of(fields: list[str]) -> str | None:
+    if len(fields) == EXPANDED_NCOLS:
+        return EXPANDED_ASSESSMENT
     if len(fields) != NCOLS:
         return None
     return ASSESSMENT if fields[1].count(":") >= 2 else SUBMISSION
@@ -109,22 +114,31 @@ def _slot(source: str, n: int, col: int, slot: str) -> str:
     return slot
 
 
+# column (1-based) of each assessment field in the 8-column and the 11-column (expanded) files
+_ASSESS_COLS = {8: dict(aid=1, qslot=2, rel=3, value=4, vprov=5, vj=6, pj=7, ec=8),
+                11: dict(aid=1, ldc=2, qslot=3, subject=4, sprov=5, rel=6, value=7, vprov=8,
+                         vj=9, pj=10, ec=11)}
+_WHITE = re.compile(r"\s")
+_TRIPLE1 = re.compile(r"^[^:]+:\d+-\d+$")
+
+
 def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> Response:
     """One split line of a file of ``kind`` as a :class:`Response`."""
-    if len(fields) != NCOLS:
+    ncols = EXPANDED_NCOLS if kind == EXPANDED_ASSESSMENT else NCOLS
+    if len(fields) != ncols:
         raise _err(source, n, 1, f"wrong number of columns ({len(fields)})",
-                   f"{NCOLS} tab-separated columns")
+                   f"{ncols} tab-separated columns")
     for i, f in enumerate(fields):
         if not f.strip():
             raise _err(source, n, i + 1, f"empty column {i + 1}")
     if kind == SUBMISSION:
         qtext, slot, runid, rel, value, vtype, vprov, conf = fields
-        if ":" in slot and slot.count(":") > 1:
+        if slot.count(":") > 1:
             raise _err(source, n, 2, f"slot {slot!r} looks like an assessment's QUERYID:slot",
                        "a submission line")
         parts = _query(source, n, 1, qtext)
         _slot(source, n, 2, slot)
-        if re.search(r"\s", runid):
+        if _WHITE.search(runid):
             raise _err(source, n, 3, f"run ID {runid!r} contains white space")
         if vtype.upper() not in VALUE_TYPES:
             raise _err(source, n, 6, f"value type {vtype!r}", "PER, ORG, GPE or STRING")
@@ -134,29 +148,35 @@ def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> 
         return Response(SUBMISSION, source, n, text, qtext, parts, slot,
                         _prov(source, n, 4, rel), value, _prov(source, n, 7, vprov),
                         runid=runid, value_type=vtype, confidence=conf)
-    aid, qslot, rel, value, vprov, vj, pj, ec = fields
-    qtext, sep, slot = qslot.partition(":")
+    col = _ASSESS_COLS[ncols]
+    f = {k: fields[c - 1] for k, c in col.items()}
+    if "sprov" in f and not _TRIPLE1.match(f["sprov"]):
+        raise _err(source, n, col["sprov"], f"subject provenance {f['sprov']!r}",
+                   "one DOCID:START-END triple")
+    qtext, sep, slot = f["qslot"].partition(":")
     if not sep or ":" not in slot:
-        raise _err(source, n, 2, f"{qslot!r} is not QUERYID:slot")
-    parts = _query(source, n, 2, qtext)
-    _slot(source, n, 2, slot)
-    for col, code in ((6, vj), (7, pj)):
-        if code not in JUDGMENTS:
-            raise _err(source, n, col, f"unknown judgment {code!r}", "one of C, W, X, I, S, L")
+        raise _err(source, n, col["qslot"], f"{f['qslot']!r} is not QUERYID:slot")
+    parts = _query(source, n, col["qslot"], qtext)
+    _slot(source, n, col["qslot"], slot)
+    for key in ("vj", "pj"):
+        if f[key] not in JUDGMENTS:
+            raise _err(source, n, col[key], f"unknown judgment {f[key]!r}",
+                       "one of C, W, X, I, S, L")
+    vj, ec = f["vj"], f["ec"]
     judgment = JUDGMENTS[vj]
-    hop0 = qtext.split("_")
-    root = "_".join(hop0[:-1]) if parts.level else qtext
+    root = qtext.rsplit("_", 1)[0] if parts.level else qtext
     if judgment in ("CORRECT", "INEXACT"):
         comps = ec.split(":")
         if (len(comps) != parts.level + 2 or comps[0] != root
-                or not all(c.isdigit() for c in comps[1:]) or comps[-1] == "0" or int(comps[-1]) == 0):
-            raise _err(source, n, 8, f"equivalence class {ec!r} of a {vj} judgment",
+                or not all(c.isdigit() for c in comps[1:]) or int(comps[-1]) == 0):
+            raise _err(source, n, col["ec"], f"equivalence class {ec!r} of a {vj} judgment",
                        f"{root}:N" + (":M" if parts.level else "") + " with N, M > 0")
-    elif ec != "0" and ec != "":
-        raise _err(source, n, 8, f"equivalence class {ec!r} of a {vj} judgment", "0")
-    return Response(ASSESSMENT, source, n, text, qtext, parts, slot, _prov(source, n, 3, rel),
-                    value, _prov(source, n, 5, vprov), assessment_id=aid, judgment=judgment,
-                    provenance_judgment=JUDGMENTS[pj], ec=ec)
+    elif ec != "0":
+        raise _err(source, n, col["ec"], f"equivalence class {ec!r} of a {vj} judgment", "0")
+    return Response(ASSESSMENT, source, n, text, qtext, parts, slot,
+                    _prov(source, n, col["rel"], f["rel"]), f["value"],
+                    _prov(source, n, col["vprov"], f["vprov"]), assessment_id=f["aid"],
+                    judgment=judgment, provenance_judgment=JUDGMENTS[f["pj"]], ec=ec)
 
 
 def parse_responses(text: str, source: str = "<responses>", kind: str | None = None) -> list[Response]:
@@ -168,7 +188,8 @@ def parse_responses(text: str, source: str = "<responses>", kind: str | None = N
             kind = _kind_of(fields)
             if kind is None:
                 raise _err(source, n, 1, f"unknown file type ({len(fields)} columns)",
-                           "an 8-column 2015 SF submission or assessment file")
+                           "an 8-column 2015 SF submission or assessment file, or an 11-column "
+                           "expanded assessment file")
         out.append(parse_line(fields, kind, source, n, line))
     return out
 
@@ -188,5 +209,5 @@ def format_submission(r: Response) -> str:
                       r.value, r.value_type or "", r.value_provenance.original(), r.confidence or ""])
 
 
-__all__ = ["ASSESSMENT", "JUDGMENTS", "NCOLS", "Response", "SUBMISSION", "VALUE_TYPES",
+__all__ = ["ASSESSMENT", "EXPANDED_ASSESSMENT", "EXPANDED_NCOLS", "JUDGMENTS", "NCOLS", "Response", "SUBMISSION", "VALUE_TYPES",
            "format_submission", "parse_line", "parse_responses", "read_responses"]
