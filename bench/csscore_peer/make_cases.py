@@ -191,6 +191,27 @@ def run2() -> list[str]:
     return rows
 
 
+UNICODE = [("Société Générale", "C", 1), ('Café "Le Monde"', "C", 2), ("back\\slash Ltd", "W", 0),
+           ("北京大学", "C", 3), ("ÉCOLE Normale", "C", 4)]
+
+
+def unicode_files() -> tuple[list[str], list[str]]:
+    """Non-ASCII, quoted and backslashed values (their hop-1 IDs hash the JSON-escaped value),
+    and a case-folded variant for STRING_CASE."""
+    pool, run = [], []
+    for i, (value, code, ec) in enumerate(UNICODE):
+        vprov = f"U{i}:3-9"
+        pool.append(f"U{i}\t{A1}:{SLOT0[A1]}\tU{i}:0-40\t{value}\t{vprov}\t{code}\t{code}\t"
+                    + (f"{A1}:{ec}" if ec else "0"))
+        run.append(f"{A1}\t{SLOT0[A1]}\tuni\tU{i}:0-40\t{value}\tORG\t{vprov}\t0.9")
+        kid = child(A1, value, vprov)
+        if code == "C":
+            pool.append(f"V{i}\t{kid}:{SLOT1[A1]}\tV{i}:0-40\tZürich\tV{i}:1-6\tC\tC\t{A1}:{ec}:1")
+        run.append(f"{kid}\t{SLOT1[A1]}\tuni\tV{i}:0-40\tZürich\tGPE\tV{i}:1-6\t0.8")
+    run.append(f"{A1}\t{SLOT0[A1]}\tuni\tW9:0-40\técole normale\tORG\tW9:3-9\t0.1")
+    return pool, run
+
+
 def expanded_pool() -> list[str]:
     """The pool in the 11-column "expanded" layout (LDC query ID, subject and its span added)."""
     subject = {}
@@ -213,6 +234,9 @@ def main() -> None:
     (OUT / "sf_queries.xml").write_text(xml(sf_queries()))
     (OUT / "pool.tab").write_text("\n".join(pool()) + "\n")
     (OUT / "pool_expanded.tab").write_text("\n".join(expanded_pool()) + "\n")
+    upool, urun = unicode_files()
+    (OUT / "pool_unicode.tab").write_text("\n".join(upool) + "\n", encoding="utf-8")
+    (OUT / "run_unicode.tab").write_text("\n".join(urun) + "\n", encoding="utf-8")
     (OUT / "run1.tab").write_text("# run1: every code path of hop 0 and hop 1\n"
                                   + "\n".join(run1()) + "\n")
     (OUT / "run2.tab").write_text("\n".join(run2()) + "\n")
