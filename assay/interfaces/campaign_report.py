@@ -56,7 +56,7 @@ def cell(e: Estimate | None, digits: int = 3) -> str:
 
 def campaign_figure(rep: CampaignReport) -> bytes:
     """PNG: one panel per measure, one row per system (in order of arrival), each interval a
-    bar with its estimate marked; the recall panel shows the open-world and the pooled
+    bar with its estimate a dot (seen even when the interval has no width); the recall panel shows the open-world and the pooled
     intervals of each system side by side."""
     names = [s.name for s in rep.systems]
     k = max(len(names), 1)
@@ -75,7 +75,7 @@ def campaign_figure(rep: CampaignReport) -> bytes:
                 named.add(label)
                 ax.plot([e.ci_low, e.ci_high], [yi + off] * 2, color=color, lw=5, alpha=0.75,
                         solid_capstyle="butt", label=label if first else None)
-                ax.plot([e.estimate], [yi + off], "k|", ms=11)
+                ax.plot([e.estimate], [yi + off], "o", color=color, mec="black", ms=5)
         ax.set_title(title)
         ax.set_xlim(0, 1)
         ax.grid(alpha=0.3, axis="x")
