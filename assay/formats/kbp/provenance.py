@@ -14,16 +14,15 @@ As the 2015 task description bounds it (and CS-Score applies it when it reads a 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
+from typing import NamedTuple
 
 MAX_TRIPLES = 4
 MAX_CHARS_PER_TRIPLE = 150
 _TRIPLE = re.compile(r"^\s*([^:]+):(\d+)-(\d+)\s*$")
 
 
-@dataclass(frozen=True)
-class Triple:
+class Triple(NamedTuple):
     """One ``DOCID:START-END`` span (offsets inclusive, in characters)."""
 
     docid: str
@@ -34,23 +33,26 @@ class Triple:
         return f"{self.docid}:{self.start}-{self.end}"
 
 
-@dataclass(frozen=True)
-class Provenance:
-    """The triples of one provenance column, in file order (after the bounds are applied)."""
+class Provenance(NamedTuple):
+    """The triples of one provenance column, in file order (after the bounds are applied), and
+    their normalised string (named tuples: a run has two of these a line)."""
 
     triples: tuple[Triple, ...]
+    normal: str
 
     def key(self) -> str:
         """The normalised string CS-Score compares provenance by."""
-        return self._key
-
-    @cached_property
-    def _key(self) -> str:
-        ordered = sorted(self.triples, key=lambda t: (t.docid, t.start, str(t.end)))
-        return ",".join(t.text() for t in ordered)
+        return self.normal
 
     def original(self) -> str:
         return ",".join(t.text() for t in self.triples)
+
+
+def _normal(triples: list[Triple]) -> str:
+    if len(triples) == 1:
+        return triples[0].text()
+    ordered = sorted(triples, key=lambda t: (t.docid, t.start, str(t.end)))
+    return ",".join(t.text() for t in ordered)
 
 
 class ProvenanceError(ValueError):
@@ -74,7 +76,7 @@ def parse_provenance(text: str) -> Provenance:
         if end - start + 1 > MAX_CHARS_PER_TRIPLE:
             end = start + MAX_CHARS_PER_TRIPLE - 1
         triples.append(Triple(docid, start, end))
-    return Provenance(tuple(triples))
+    return Provenance(tuple(triples), _normal(triples))
 
 
 __all__ = ["MAX_CHARS_PER_TRIPLE", "MAX_TRIPLES", "Provenance", "ProvenanceError", "Triple",

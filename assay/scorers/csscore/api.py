@@ -6,9 +6,12 @@ colons); a list's HOP is the last hop whose lines are reported (default: all of 
 """
 from __future__ import annotations
 
+import gc
 import glob
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from assay.formats.kbp import KBPInputError, parse_queryid, read_query_list
 
@@ -100,9 +103,28 @@ def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | N
     return render(report, sections, runid)
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: loading makes millions of acyclic objects, and its
+    repeated full passes over them took over half the time (bench/csscore_peer/speed.py)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def score_files(paths: list[str], opts: Options, queries: str | None = None,
                 runids: list[str] | None = None) -> Result:
     """Read query, submission and assessment files (in this order of loading) and score."""
+    with _gc_paused():
+        return _score_files(paths, opts, queries, runids)
+
+
+def _score_files(paths: list[str], opts: Options, queries: str | None,
+                 runids: list[str] | None) -> Result:
     query_files, response_files = _files(paths)
     ld = load(query_files, response_files, opts.expand)
     to_score, warnings = queries_to_score(ld, queries)

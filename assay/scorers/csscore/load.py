@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from assay.formats.kbp import (ASSESSMENT, SUBMISSION, KBPInputError, Query, Response, expand,
                                hop1_uuid, read_queries, read_responses, slot_quantity)
@@ -17,7 +18,7 @@ from assay.formats.kbp import (ASSESSMENT, SUBMISSION, KBPInputError, Query, Res
 from .model import Entry
 
 
-@dataclass
+@dataclass(slots=True)
 class QInfo:
     """A query the scorer knows: from a file, expanded, or generated from an answer."""
 
@@ -50,7 +51,9 @@ class Loaded:
     parent_query_id: dict[str, str]
     runids: list[str]
     warnings: list[str]
+    by_run: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)  # (run, base)
     ec_cache: dict[str, str] = field(default_factory=dict)      # full query ID -> its class
+    templates: dict[str, Any] = field(default_factory=dict)     # base -> tree of assessments
     gt_index: dict[tuple[str, str], tuple[dict, dict]] = field(default_factory=dict)
 
 
@@ -110,6 +113,8 @@ def _add(ld: Loaded, r: Response, runids: set[str]) -> None:
         ld.parent_assessment[target] = entry
     ld.parent_query_id[target] = q.query_id
     ld.by_base[r.kind].setdefault(r.parts.base, []).append(entry)
+    if r.kind == SUBMISSION:
+        ld.by_run.setdefault((r.runid or "", r.parts.base), []).append(entry)
 
 
 def warn(messages: list[str]) -> None:

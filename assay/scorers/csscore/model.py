@@ -57,7 +57,7 @@ class Options:
                 "IGNORE": self.ignore.split(":")}
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """A loaded line with what the scorer derives from it."""
 

@@ -265,15 +265,36 @@ def _string_key(e: Entry, discipline: str) -> str:
     return e.r.value.lower() if discipline == "STRING_CASE" else e.r.value
 
 
+def _clone(node: Node, copies: dict[int, Node]) -> Node:
+    new = Node(node.name, node.bin_incorrect, node.quantity,
+               {k: _clone(c, copies) for k, c in node.children.items()}, [], node.assessments)
+    copies[id(node)] = new
+    return new
+
+
+def _tree_of_assessments(ld: Loaded, opts: Options, base: str, runid: str) -> Tree:
+    """A new tree holding the query's assessments: built once per query, then copied (the
+    assessments do not depend on the run; node order is kept)."""
+    from assay.formats.kbp import ASSESSMENT
+    template = ld.templates.get(base)
+    if template is None:
+        t = Tree(ld, opts, "")
+        t.add_assessments(ld.by_base[ASSESSMENT].get(base, []))
+        template = ld.templates[base] = t
+    tree = Tree(ld, opts, runid)
+    copies: dict[int, Node] = {}
+    tree.tops = {k: _clone(n, copies) for k, n in template.tops.items()}
+    tree.node_of = {a: copies[id(n)] for a, n in template.node_of.items()}
+    return tree
+
+
 def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreLine]:
     """All score lines of query ``base`` (its hop-0 query ID) for ``runid``."""
-    from assay.formats.kbp import ASSESSMENT, SUBMISSION
-    tree = Tree(ld, opts, runid)
+    from assay.formats.kbp import ASSESSMENT
+    tree = _tree_of_assessments(ld, opts, base, runid)
     assessments = ld.by_base[ASSESSMENT].get(base, [])
-    tree.add_assessments(assessments)
-    for s in ld.by_base[SUBMISSION].get(base, []):
-        if s.r.runid == runid:
-            tree.add_submission(s, tree.ground_truth(s, assessments))
+    for s in ld.by_run.get((runid, base), []):
+        tree.add_submission(s, tree.ground_truth(s, assessments))
     return tree.scores()
 
 
