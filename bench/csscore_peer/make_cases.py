@@ -246,6 +246,9 @@ def main() -> None:
             hop = "" if ldc != "CS15_ENG_0002" else " 0"
             lines.append(f"{ldc} {sf_id(i, j)}{hop}")
     (OUT / "cssf_queryids.txt").write_text("\n".join(lines) + "\n")
+    (OUT / "unknown_queryids.txt").write_text(f"CS15_ENG_0001 {A1} 1\n"
+                                              "CS15_ENG_0009 CSSF15_ENG_0123456789 1\n"
+                                              f"CS15_ENG_0002 {B} 0\n")
     (OUT / "some_queryids.txt").write_text(f"CS15_ENG_0001 {A1} 1\nCS15_ENG_0001 {A2} 1\n"
                                            f"CS15_ENG_0003 {C2}\n")
 
