@@ -8,7 +8,6 @@ query asks for is skipped with a warning, as CS-Score does.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,9 +116,4 @@ def _add(ld: Loaded, r: Response, runids: set[str]) -> None:
         ld.by_run.setdefault((r.runid or "", r.parts.base), []).append(entry)
 
 
-def warn(messages: list[str]) -> None:
-    for m in messages:
-        print(f"WARNING: {m}", file=sys.stderr)
-
-
-__all__ = ["Loaded", "QInfo", "load", "warn"]
+__all__ = ["Loaded", "QInfo", "load"]
