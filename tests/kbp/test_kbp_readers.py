@@ -229,3 +229,21 @@ def test_expanded_assessments_name_their_own_columns():
         g[col - 1] = value
         e = error(line + "\n" + "\t".join(g) + "\n")
         assert (e.line, e.column) == (2, col) and words in str(e)
+
+
+def test_document_lengths_as_cs_validatesf_docs(tmp_path):
+    from assay.formats.kbp import read_doc_lengths
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("D1\t100\nD2\t5\n")
+    lengths = read_doc_lengths(docs)
+    assert lengths == {"D1": 100, "D2": 5}
+    assert parse_responses(GOOD_SUB + "\n", "f.tab", doc_lengths=lengths)
+    with pytest.raises(KBPInputError, match=r"line 1, column 7: DOCID D9 is not a valid DOCID"):
+        parse_responses(sub(7, "D9:1-2"), "f.tab", doc_lengths=lengths)
+    with pytest.raises(KBPInputError, match=r"line 1, column 4: D2:0-20 lies beyond the end"):
+        parse_responses(sub(4, "D2:0-20"), "f.tab", doc_lengths=lengths)
+    with pytest.raises(KBPInputError, match=r"line 1, column 5: D2:3-9 lies beyond"):
+        parse_responses(assess(5, "D2:3-9"), "f.tab", doc_lengths=lengths)
+    docs.write_text("D1\tlong\n")
+    with pytest.raises(KBPInputError, match="docs.tsv, line 1, column 2"):
+        read_doc_lengths(docs)

@@ -15,12 +15,14 @@ from .ids import QueryId, entrypoint_uuid, hop1_uuid, parse_queryid
 from .provenance import Provenance, Triple, parse_provenance
 from .queries import EntryPoint, Query, expand, parse_queries, read_queries
 from .queryids import QueryListEntry, parse_query_list, read_query_list
-from .responses import (ASSESSMENT, JUDGMENTS, SUBMISSION, Response, format_submission,
-                        parse_responses, read_responses)
+from .responses import (ASSESSMENT, JUDGMENTS, SUBMISSION, Response, check_documents,
+                        format_submission, parse_responses, read_doc_lengths, read_responses)
 from .slots import slot_quantity
 
 __all__ = ["ASSESSMENT", "EntryPoint", "JUDGMENTS", "KBPInputError", "Provenance", "Query",
-           "QueryId", "QueryListEntry", "Response", "SUBMISSION", "Triple", "entrypoint_uuid",
+           "QueryId", "QueryListEntry", "Response", "SUBMISSION", "Triple", "check_documents",
+           "entrypoint_uuid",
            "expand", "format_submission", "hop1_uuid", "parse_provenance", "parse_queries",
-           "parse_query_list", "parse_queryid", "parse_responses", "read_queries",
+           "parse_query_list", "parse_queryid", "parse_responses", "read_doc_lengths",
+           "read_queries",
            "read_query_list", "read_responses", "slot_quantity"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from .errors import KBPInputError
 from .ids import QueryId, parse_queryid
@@ -180,8 +180,31 @@ def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> 
                     judgment=judgment, provenance_judgment=JUDGMENTS[f["pj"]], ec=ec)
 
 
-def parse_responses(text: str, source: str = "<responses>", kind: str | None = None) -> list[Response]:
-    """Every line of a submission or assessment file; the kind is read off the first line."""
+def _prov_columns(r: Response) -> tuple[int, int]:
+    if r.kind == SUBMISSION:
+        return 4, 7
+    return (6, 8) if r.text.count("\t") == EXPANDED_NCOLS - 1 else (3, 5)
+
+
+def check_documents(responses: list[Response], doc_lengths: Mapping[str, int]) -> None:
+    """CS-ValidateSF's ``-docs`` checks: every provenance document is known and no offset lies
+    beyond its length (in characters)."""
+    for r in responses:
+        for col, prov in zip(_prov_columns(r), (r.relation_provenance, r.value_provenance)):
+            for t in prov.triples:
+                length = doc_lengths.get(t.docid)
+                if length is None:
+                    raise _err(r.source, r.line, col, f"DOCID {t.docid} is not a valid DOCID "
+                               "for this task", "a document of the -docs list")
+                if t.start > length or t.end > length:
+                    raise _err(r.source, r.line, col, f"{t.text()} lies beyond the end of "
+                               f"{t.docid} ({length} characters)")
+
+
+def parse_responses(text: str, source: str = "<responses>", kind: str | None = None,
+                    doc_lengths: Mapping[str, int] | None = None) -> list[Response]:
+    """Every line of a submission or assessment file; the kind is read off the first line.
+    With ``doc_lengths`` (:func:`read_doc_lengths`), provenance is checked against it."""
     out: list[Response] = []
     for n, line in _clean_lines(text):
         fields = line.split("\t")
@@ -192,16 +215,37 @@ def parse_responses(text: str, source: str = "<responses>", kind: str | None = N
                            "an 8-column 2015 SF submission or assessment file, or an 11-column "
                            "expanded assessment file")
         out.append(parse_line(fields, kind, source, n, line))
+    if doc_lengths is not None:
+        check_documents(out, doc_lengths)
     return out
 
 
-def read_responses(path: str | Path, kind: str | None = None) -> list[Response]:
+def read_responses(path: str | Path, kind: str | None = None,
+                   doc_lengths: Mapping[str, int] | None = None) -> list[Response]:
     """:func:`parse_responses` of a file (UTF-8)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KBPInputError(str(path), f"cannot read: {exc}") from None
-    return parse_responses(text, str(path), kind)
+    return parse_responses(text, str(path), kind, doc_lengths)
+
+
+def read_doc_lengths(path: str | Path) -> dict[str, int]:
+    """A ``DOCID<TAB>LENGTH`` file (CS-ValidateSF's ``-docs``)."""
+    out: dict[str, int] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        docid, _, length = line.rstrip("\r").partition("\t")
+        if not length.strip().isdigit():
+            raise KBPInputError(str(path), f"length {length!r} of {docid!r}", line=n, column=2,
+                                expected="DOCID<TAB>number of characters")
+        out[docid] = int(length)
+    return out
 
 
 def format_submission(r: Response) -> str:
@@ -210,5 +254,6 @@ def format_submission(r: Response) -> str:
                       r.value, r.value_type or "", r.value_provenance.original(), r.confidence or ""])
 
 
-__all__ = ["ASSESSMENT", "EXPANDED_ASSESSMENT", "EXPANDED_NCOLS", "JUDGMENTS", "NCOLS", "Response", "SUBMISSION", "VALUE_TYPES",
-           "format_submission", "parse_line", "parse_responses", "read_responses"]
+__all__ = ["ASSESSMENT", "EXPANDED_ASSESSMENT", "EXPANDED_NCOLS", "JUDGMENTS", "NCOLS",
+           "Response", "SUBMISSION", "VALUE_TYPES", "check_documents", "format_submission", "parse_line", "parse_responses",
+           "read_doc_lengths", "read_responses"]
