@@ -55,3 +55,16 @@ def test_output_file_matches_stdout(tmp_path, monkeypatch, capsysbinary):
     assert capsysbinary.readouterr().out == b""
     assert target.read_bytes() == (HERE / "expected" / "sf_tabs.out").read_bytes()
     assert not [p for p in os.listdir(tmp_path) if p != "score.txt"]
+
+
+def test_a_folder_stands_for_its_tab_txt_files(tmp_path, monkeypatch, capsysbinary):
+    # as in the original, a folder argument means its *.tab.txt files, in sorted order
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("run1", "run2"):
+        (runs / f"{name}.tab.txt").write_bytes((CASES_DIR / f"{name}.tab").read_bytes())
+    (runs / "notes.txt").write_text("not a run\n")
+    monkeypatch.chdir(CASES_DIR)
+    assert main(["sf_queries.xml", "pool.tab", str(runs)]) == 0
+    out, _ = capsysbinary.readouterr()
+    assert out == (HERE / "expected" / "sf_default.out").read_bytes()
