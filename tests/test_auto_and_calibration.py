@@ -120,3 +120,42 @@ def test_fit_check_passes_when_the_model_holds():
     cal = fit_hinge_calibration(ranks[take], y[take], np.log(bounds[1:-1] + 1.0))
     stratum = np.searchsorted(bounds, ranks[take] - 1, side="right") - 1
     assert fit_check(cal, ranks[take], y[take], stratum).p_value > 0.01
+
+
+def test_a_tail_knee_lets_the_tail_labels_set_the_tail_slope():
+    """The control world's power-law rate (knee 150, β 2.5): its logit falls at slope ≈ −4 just
+    past the knee and ≈ −2.5 in the tail. Fitted to a census of the top 500 ranks, half of the
+    ranks 501–4,000 and 1% of those below, one hinge slope extrapolates the census's steep decay (the rate at rank 3,000
+    several times too low); a tail knee at the census's edge recovers it (issue 11)."""
+    from assay.worlds import knee_rate
+    n = 100_000
+    rate = knee_rate(n, 150, 0.85, 2.5)
+    rng = np.random.default_rng(2026)
+    share = np.where(np.arange(n) < 4000, 0.5, 0.01)
+    take = np.concatenate([np.arange(500), 500 + np.flatnonzero(rng.random(n - 500) < share[500:])])
+    hits = np.zeros(n)
+    for seed in range(20):          # the tail holds few matches: average over 20 labellings
+        y = (np.random.default_rng(seed).random(take.size) < rate[take]).astype(float)
+        ranks = take + 1.0
+        knees = np.log([64.0, 128.0, 256.0])
+        for tail, col in ((0.0, 0), (np.log(501.0), 1)):
+            cal = fit_hinge_calibration(ranks, y, knees, degree=1, tail=tail, tail_sd=1.0)
+            hits[col * 2 + 0] += cal.probability(np.array([3000.0]))[0] / rate[2999] / 20
+    plain, tailed = hits[0], hits[2]
+    assert plain < 0.5 < tailed < 2.0, (plain, tailed)
+
+
+def test_tail_sd_is_a_setting_of_auto_and_is_stored_with_the_run():
+    from assay.designs.settings import settings_from_options
+    from assay.errors import AssayInputError
+    assert settings_from_options("auto", {"tail_sd": 1.0}).tail_sd == 1.0
+    with pytest.raises(AssayInputError):
+        settings_from_options("auto", {"tail_sd": -1.0})
+    des = build_design("auto", n=1000, predictions=np.zeros(1000, np.int8),
+                       score=np.linspace(1, 0, 1000), prior=None, budget=100,
+                       rng=np.random.default_rng(0), options={"tail_sd": 1.0})
+    assert des.params()["tail_sd"] == 1.0
+    plain = build_design("auto", n=1000, predictions=np.zeros(1000, np.int8),
+                         score=np.linspace(1, 0, 1000), prior=None, budget=100,
+                         rng=np.random.default_rng(0))
+    assert "tail_sd" not in plain.params()          # stored runs of before replay unchanged

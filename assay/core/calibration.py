@@ -32,24 +32,30 @@ class RankCalibration:
     n_positive: int
     knee: float = 0.0
     loglik: float = 0.0
+    tail: float = 0.0       # log-rank of a second knee (0: none): the slope may change there
+
+    def inverse(self, theta: np.ndarray, lr: np.ndarray) -> np.ndarray:
+        """π at log-ranks ``lr`` (already shifted by the knee) for a parameter vector or rows
+        of draws."""
+        return _expit(_logit(theta, lr, self.tail - self.knee if self.tail else None))
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` draws of the parameters from N(θ̂, Σ̂); a curvature term (degree 2) is kept
         ≤ 0, as in the fit (:func:`fit_hinge_calibration`)."""
         th = rng.multivariate_normal(self.theta, self.cov, size=size)
-        if th.shape[1] >= 3:
+        if th.shape[1] - (1 if self.tail else 0) >= 3:
             th[:, 2] = np.minimum(th[:, 2], 0.0)
         return th
 
     def probability(self, rank: np.ndarray) -> np.ndarray:
         """P(ℓ = 1) at ``rank``, at the mode θ̂."""
-        return _expit(_logit(self.theta, np.log(np.asarray(rank, dtype=np.float64)) - self.knee))
+        return self.inverse(self.theta, np.log(np.asarray(rank, dtype=np.float64)) - self.knee)
 
     def stratum_moments(self, grid: RankGrid) -> tuple[np.ndarray, np.ndarray]:
         """Per stratum of ``grid``: mean of π and of π(1−π) over its ranks, at the mode θ̂
         (averaging over the parameters' uncertainty instead sent the auto design's labels to the
         empty tail: BENCHMARKS.md)."""
-        p = grid.monotone(_expit(_logit(self.theta, grid.log_ranks - self.knee)))
+        p = grid.monotone(self.inverse(self.theta, grid.log_ranks - self.knee))
         return grid.means(p)[0][0], grid.means(p * (1 - p))[0][0]
 
 
@@ -168,24 +174,33 @@ def _expit(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -700, 700)))
 
 
-def design_matrix(lr: np.ndarray, degree: int, knee: float = 0.0) -> np.ndarray:
+def design_matrix(lr: np.ndarray, degree: int, knee: float = 0.0, tail: float = 0.0
+                  ) -> np.ndarray:
     """Columns 1, (log r − κ)₊, … : with κ > 0 the rate is flat above the knee rank e^κ and
-    falls as a power of the rank beyond it."""
+    falls as a power of the rank beyond it; with ``tail`` τ > κ also (log r − τ)₊, a slope of
+    its own beyond τ."""
     x = np.maximum(lr - knee, 0.0)
-    return np.column_stack([x**d for d in range(degree + 1)])
+    cols = [x**d for d in range(degree + 1)]
+    if tail:
+        cols.append(np.maximum(lr - tail, 0.0))
+    return np.column_stack(cols)
 
 
 def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
-                          knees: np.ndarray, degree: int = 1) -> RankCalibration:
+                          knees: np.ndarray, degree: int = 1, tail: float = 0.0,
+                          tail_sd: float = PRIOR_SD) -> RankCalibration:
     """(C1) with a knee: logit π = a + b·x (+ c·x²), x = (log r − κ)₊, κ chosen among ``knees``
     (log-ranks) by profile likelihood; the covariance is conditional on the chosen κ. With
     ``degree`` 2 the decay may steepen down the ranking (c ≤ 0: a fit with c > 0, whose rate
     would level off or rise again in the far tail, is replaced by the straight one)."""
     best: RankCalibration | None = None
     for kappa in np.concatenate(([0.0], knees)):
-        cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=degree)
+        t = tail if tail > kappa else 0.0
+        cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=degree, tail=t,
+                                   tail_sd=tail_sd)
         if degree >= 2 and cal.theta[2] > 0:
-            cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=1)
+            cal = fit_rank_calibration(ranks, labels, knee=float(kappa), degree=1, tail=t,
+                                       tail_sd=tail_sd)
         if best is None or cal.loglik > best.loglik:
             best = cal
     assert best is not None
@@ -194,14 +209,26 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
 
 def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray, prior_sd: float = PRIOR_SD,
                          iterations: int = 50, degree: int = 1,
-                         knee: float = 0.0) -> RankCalibration:
+                         knee: float = 0.0, tail: float = 0.0,
+                         tail_sd: float = PRIOR_SD) -> RankCalibration:
     """Penalised maximum likelihood of (C1) by Newton's method; ``degree`` 2 adds a log²-rank
-    term. Sampling depends on the rank only, so the labels need no design weights."""
+    term, ``tail`` τ > 0 a change of slope at log-rank τ with prior N(0, ``tail_sd``²). Sampling
+    depends on the rank only, so the labels need no design weights.
+
+    >>> r = np.arange(1.0, 4001.0)
+    >>> p = 0.5 * np.minimum(1.0, 50.0 / r) ** 1.5          # a power law past rank 50
+    >>> y = (np.random.default_rng(3).random(r.size) < p).astype(float)
+    >>> cal = fit_rank_calibration(r, y, knee=np.log(50.0), tail=np.log(400.0), tail_sd=1.0)
+    >>> cal.theta.shape, bool(cal.theta[1] < 0)
+    ((3,), True)
+    """
     lr = np.log(np.asarray(ranks, dtype=np.float64))
     y = np.asarray(labels, dtype=np.float64)
-    X = design_matrix(lr, degree, knee)
-    theta = np.zeros(degree + 1)
-    prec = np.eye(degree + 1) / prior_sd**2
+    X = design_matrix(lr, degree, knee, tail)
+    theta = np.zeros(X.shape[1])
+    prec = np.eye(X.shape[1]) / prior_sd**2
+    if tail:
+        prec[-1, -1] = 1.0 / tail_sd**2
     for _ in range(iterations):
         p = _expit(X @ theta)
         grad = X.T @ (y - p) - prec @ theta
@@ -215,14 +242,18 @@ def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray, prior_sd: float 
     eps = 1e-300
     loglik = float(np.sum(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
     return RankCalibration(theta=theta, cov=np.linalg.inv(hess), n_labels=int(y.size),
-                           n_positive=int(y.sum()), knee=knee, loglik=loglik)
+                           n_positive=int(y.sum()), knee=knee, loglik=loglik, tail=tail)
 
 
-def _logit(theta: np.ndarray, lr: np.ndarray) -> np.ndarray:
-    """a + b·x (+ c·x²), x = (lr)₊, for a parameter vector or a matrix of draws (rows)."""
+def _logit(theta: np.ndarray, lr: np.ndarray, tail: float | None = None) -> np.ndarray:
+    """a + b·x (+ c·x²) (+ d·(lr − tail)₊), x = (lr)₊, for a parameter vector or a matrix of
+    draws (rows); the last parameter is the tail's slope change when ``tail`` is given."""
     th = np.atleast_2d(theta)
-    lr = np.maximum(lr, 0.0)
+    x = np.maximum(lr, 0.0)
     out = np.zeros((th.shape[0], lr.shape[0]))
-    for d in range(th.shape[1]):
-        out += th[:, d:d + 1] * lr[None, :] ** d
+    poly = th.shape[1] - (1 if tail is not None else 0)
+    for d in range(poly):
+        out += th[:, d:d + 1] * x[None, :] ** d
+    if tail is not None:
+        out += th[:, -1:] * np.maximum(lr - tail, 0.0)[None, :]
     return out if np.ndim(theta) > 1 else out[0]

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from assay.core.calibration import FitCheck, RankCalibration, RankGrid, _expit, _logit
+from assay.core.calibration import FitCheck, RankCalibration, RankGrid
 
 DRAWS = 2000
 CONCENTRATION = 100.0
@@ -49,12 +49,13 @@ class StratumCounts:
         return np.diff(self.bounds)
 
 
-def cell_rates(theta: np.ndarray, grid: RankGrid, knee: float = 0.0
+def cell_rates(theta: np.ndarray, grid: RankGrid, cal: RankCalibration
                ) -> tuple[np.ndarray, np.ndarray]:
     """Mean π over each stratum's predicted positives and predicted negatives for each
-    parameter row of ``theta`` (D × p), π made non-increasing down the ranking. Returns two
-    D × K arrays (an empty cell takes the stratum's mean)."""
-    p = grid.monotone(_expit(_logit(np.atleast_2d(theta), grid.log_ranks - knee)))
+    parameter row of ``theta`` (D × p) of the calibration ``cal``'s form (its knee and tail
+    knee), π made non-increasing down the ranking. Returns two D × K arrays (an empty cell
+    takes the stratum's mean)."""
+    p = grid.monotone(cal.inverse(np.atleast_2d(theta), grid.log_ranks - cal.knee))
     m, m1, m0 = grid.means(p)
     return np.where(np.isfinite(m1), m1, m), np.where(np.isfinite(m0), m0, m)
 
@@ -120,7 +121,7 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     tp_hat = fn_hat = 0.0
     tps, fns = [], []
     for k, (model, w) in enumerate(models):
-        m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model.knee))
+        m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model))
         a1, b1 = posterior(m1_hat, c1, counts.tp, counts.lab1)
         a0, b0 = posterior(m0_hat, c0, counts.fn, counts.lab0)
         p1_hat, p0_hat = a1 / (a1 + b1), a0 / (a0 + b0)
@@ -130,7 +131,7 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
         if d <= 0:
             continue
         m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12)
-                  for m in cell_rates(model.draw(rng, d), grid, model.knee))   # d × K
+                  for m in cell_rates(model.draw(rng, d), grid, model))   # d × K
         p1 = rng.beta(*posterior(m1, c1, counts.tp, counts.lab1))
         p0 = rng.beta(*posterior(m0, c0, counts.fn, counts.lab0))
         tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))

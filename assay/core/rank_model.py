@@ -38,15 +38,31 @@ class RankedStrata:
     pos_share: np.ndarray
     grid: RankGrid
     degree: int = 0
+    tail_sd: float = 0.0
 
     @classmethod
-    def build(cls, strata: Strata, predictions: np.ndarray, degree: int = 0) -> "RankedStrata":
+    def build(cls, strata: Strata, predictions: np.ndarray, degree: int = 0,
+              tail_sd: float = 0.0) -> "RankedStrata":
         n = predictions.shape[0]
         cum_pred = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(predictions[strata.order], out=cum_pred[1:])
         pp = np.diff(cum_pred[strata.bounds]).astype(np.int64)
         grid = RankGrid.build(strata.bounds, cum_pred=cum_pred)
-        return cls(strata, predictions, pp, strata.means(predictions), grid, int(degree))
+        return cls(strata, predictions, pp, strata.means(predictions), grid, int(degree),
+                   float(tail_sd))
+
+    def tail_knee(self, positions: np.ndarray) -> float:
+        """With ``tail_sd`` > 0, the log-rank where the labels stop being a census: the start
+        of the first stratum labelled only in part (0: none, or ``tail_sd`` = 0). Beyond it the
+        calibration's decay gets a slope of its own, prior N(0, tail_sd²) on the change, so that
+        the tail is extrapolated from the tail's labels and not from the census's slope (on
+        the control world of :mod:`assay.worlds` the logit of a power-law rate steepens past
+        the knee and flattens below: one slope fitted to the census under-predicts the tail)."""
+        if self.tail_sd <= 0 or positions.size == 0:
+            return 0.0
+        n_h = np.bincount(self.strata.stratum_of(positions), minlength=self.strata.count)
+        part = np.flatnonzero(n_h < self.strata.sizes)
+        return float(np.log(self.strata.bounds[part[0]] + 1.0)) if part.size and part[0] else 0.0
 
     def calibrations(self, seen: dict[int, int]) -> list[tuple[RankCalibration, float]]:
         """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
@@ -63,8 +79,11 @@ class RankedStrata:
             return [(fit_rank_calibration(pos, labs, degree=self.degree), 1.0)]
         knees = np.log(self.strata.bounds[1:-1] + 1.0)
         shapes = (1, 2) if self.degree == 0 else (-self.degree,)
-        fits = [fit_hinge_calibration(pos, labs, knees, degree=d) for d in shapes]
+        tail = self.tail_knee(pos.astype(np.int64) - 1)
+        fits = [fit_hinge_calibration(pos, labs, knees, degree=d, tail=tail,
+                                      tail_sd=self.tail_sd or 1.0) for d in shapes]
         aic = np.array([c.loglik - c.theta.size for c in fits])
+        # (a tail knee adds one parameter to every shape alike: the weights are unchanged)
         w = np.exp(aic - aic.max())
         return [(c, float(x / w.sum())) for c, x in zip(fits, w)]
 

@@ -52,7 +52,7 @@ class AutoDesign(Design):
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 5, pilot_per_stratum: int = 4,
                  order: np.ndarray | None = None, degree: int = 0,
-                 census_share: float | None = None) -> None:
+                 census_share: float | None = None, tail_sd: float = 0.0) -> None:
         n = predictions.shape[0]
         self.rng, self.alpha, self.n = rng, alpha, n
         self.budget = int(min(budget, n))
@@ -65,7 +65,8 @@ class AutoDesign(Design):
         self.strata = geometric_strata(order, self.first)
         sizes = self.strata.sizes
         k = self.strata.count
-        self.ranked = RankedStrata.build(self.strata, predictions, degree)
+        self.tail_sd = float(tail_sd)
+        self.ranked = RankedStrata.build(self.strata, predictions, degree, self.tail_sd)
         self._pos_share, self._pp, self.grid = self.ranked.pos_share, self.ranked.pp, self.ranked.grid
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
         self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
@@ -140,7 +141,8 @@ class AutoDesign(Design):
     def params(self) -> dict[str, Any]:
         return {"design": "auto", "alpha": self.alpha, "first": self.first, "degree": self.degree,
                 "census_share": self.census_share,
-                "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count}
+                "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count,
+                **({"tail_sd": self.tail_sd} if self.tail_sd else {})}
 
     def extend(self, budget: int) -> None:
         """More batches: the strata, the census and the batches drawn so far stay; further

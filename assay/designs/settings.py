@@ -120,16 +120,20 @@ class OasisSettings(DesignSettings):
 class AutoSettings(DesignSettings):
     """``auto``: ``first`` the top stratum's size (None: from the budget), ``batches`` of
     re-allocation, calibration ``degree`` (0: averaged hinges), ``census_share`` of the budget
-    for the census of the top (None: ½ under imbalance, else 0.1)."""
+    for the census of the top (None: ½ under imbalance, else 0.1), ``tail_sd`` > 0: the decay
+    past the census gets a slope of its own with that prior s.d. on the change (0: off;
+    :meth:`assay.core.rank_model.RankedStrata.tail_knee`)."""
 
     name: ClassVar[str] = "auto"
     first: int | None = None
     batches: int = 5
     degree: int = 0
     census_share: float | None = None
+    tail_sd: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check(self.tail_sd >= 0.0, "tail_sd", self.tail_sd, "a prior s.d. ≥ 0 (0: off)")
         self._check(self.first is None or self.first >= 1, "first", self.first,
                     "a positive stratum size")
         self._check(self.batches >= 1, "batches", self.batches, "at least 1 batch")
@@ -164,7 +168,7 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
 # the old ``options`` dict (shared by every design in the CLI) → each design's own fields
 _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
-                   "first", "batches", "degree", "census_share", "prior_strength",
+                   "first", "batches", "degree", "census_share", "tail_sd", "prior_strength",
                    "decaying_prior", "v_star", "threshold", "n_bins", "alpha"}
 
 
