@@ -72,11 +72,13 @@ class Report:
 
     def line(self, s: ScoreLine) -> Line:
         out: Line = {}
+        widths, fix = self.widths, self.fix
         for c in self.columns:
-            value = c.value(s, self.fix)
+            value = c.value(s, fix)
             text = c.fmt % (0 if value is None else value)
             out[c.key] = text
-            self._grow(c.key, text)
+            if len(text) > widths.get(c.key, 0):
+                widths[c.key] = len(text)
         return out
 
     def macro_line(self, agg: ScoreLine) -> Line:
@@ -97,12 +99,15 @@ class Report:
 
     def render_line(self, line: Line | None, columns: list[Column], metric: str = "") -> str:
         parts = []
+        widths = self.widths
         for c in columns:
             value = c.header if line is None else line.get(c.key, "")
-            if c.key == "EC" and metric:
+            if metric and c.key == "EC":
                 value = f"{metric}-{value}"
-            pad = "" if self.tabs else " " * max(0, self.widths.get(c.key, 0) - len(value))
-            parts.append(pad + value if c.right else value + pad)
+            if not self.tabs:
+                width = widths.get(c.key, 0)
+                value = value.rjust(width) if c.right else value.ljust(width)
+            parts.append(value)
         return ("\t" if self.tabs else " ").join(parts) + "\n"
 
     def section(self, metric: str, scores: list[ScoreLine], runid: str,
