@@ -221,37 +221,99 @@ def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target
         k, t = float(f[ok][mine].sum()), float(mine.sum())
         rate = (0.0, 1.0) if t == 0 else _wilson(k, t)
     tp, qp, mult = uni.patterns()
+    rates = pattern_rates(uni, item[ok], f[ok], target) if RATE_MODEL else None
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     fresh = n[target] + n[m + target] == 0
+    if rates is not None and not fresh:
+        half_width = _calibrated(uni, n, target, qp, tp, mult, rates, hw, half_width, z,
+                                 normalised)
     labelled = np.zeros(len(uni.memb), dtype=bool)
     labelled[item[ok]] = True
-    best = (math.inf, cap + 1, OWN)           # (expected new labels, draws, set)
+    best = (True, math.inf, cap + 1, OWN)     # (misses the width, new labels, draws, set)
     for kind, k in ((OWN, target), (NOVEL, m + target)):
         if kind == NOVEL and (target == 0 or not uni.novel()[:, target].any()):
             continue
         if kind == NOVEL and fresh and n[:target].sum() == 0:
             continue
+        # a set not drawn from yet gets at least ``minimum`` draws (two draws of a new set
+        # give its variance a noisy estimate); a top-up of a set already drawn from, one
+        least = min(minimum, cap) if n[k] == 0 else 1
         try:
             d = draws_needed(qp, n, target, half_width, z, rate, cap, mult,
-                             minimum=min(minimum, cap) if fresh else 1, normalised=normalised,
-                             target_density=tp[:, target], add_to=k)
+                             minimum=least, normalised=normalised,
+                             target_density=tp[:, target], add_to=k, rates=rates)
             if OPTIMAL_PLAN and d > 1:
                 d = _refine(qp, tp[:, target], mult, n, target, k, d, half_width, z, rate,
-                            normalised, min(minimum, cap) if fresh else 1)
+                            normalised, least, rates)
         except ValueError:                    # the set does not cover the output: skip it
             continue
         members = uni.memb[:, target] if kind == OWN else uni.novel()[:, target]
         cost = d * float(np.mean(~labelled[members]))   # draws on labelled items are free
-        best = min(best, (cost, d, kind), key=lambda x: x[0])
-    return min(best[1], cap), best[2]
+        # a set that cannot reach the width within the cap (a small novel part: the variance
+        # sits in the shared part) loses to one that can; among those, fewer new labels win
+        reach = d < cap
+        best = min(best, (not reach, cost, d, kind))
+    return min(best[2], cap), best[3]
 
 
 OPTIMAL_PLAN = True
+RATE_MODEL = True
+CALIBRATION = (0.25, 4.0)
+
+
+def _calibrated(uni: Universe, n: np.ndarray, target: int, qp: np.ndarray, tp: np.ndarray,
+                mult: np.ndarray, rates: np.ndarray, hw: float, half_width: float, z: float,
+                normalised: bool) -> float:
+    """The half-width the planning model must reach so that the realised one reaches
+    ``half_width``: the model's variance at the current draws and the estimate's differ by a
+    factor κ = V̂/V_model (the rates are a model, the draws a sample), taken to hold for the
+    next few draws too; κ kept within :data:`CALIBRATION`."""
+    m = uni.m
+    pi = defend(optimal_weights_fast(qp, n, target, 0.5, mult, normalised=normalised,
+                                     target_density=tp[:, target],
+                                     floor_on=_floor_on(n, target, m)), n)
+    v = model_variance(qp, n, target, pi, 0.5, mult, normalised, tp[:, target], rates)
+    if not (v > 0 and math.isfinite(hw) and hw > 0):
+        return half_width
+    kappa = float(np.clip((hw / z) ** 2 / v, *CALIBRATION))
+    return half_width / math.sqrt(kappa)
+
+
+def pattern_rates(uni: Universe, item: np.ndarray, f: np.ndarray, target: int,
+                  prior: float = 2.0) -> np.ndarray:
+    """A planning rate for each distinct membership pattern (the rows of
+    :meth:`Universe.patterns`): the labelled share of true items among system ``target``'s
+    items output by as many systems (the vote count v), shrunk towards that share over every
+    system's items with v votes (weight ``prior``), itself shrunk towards the overall labelled
+    rate (weight 1). Within a pattern every item has the same proposal densities, so the
+    labelled items of a pattern are a uniform sample of it; the vote count pools patterns
+    whose rates are alike (items that many systems output are more often true). A planning
+    value only: the estimates and their intervals never use it.
+
+    >>> uni = Universe(np.array([[1, 0], [1, 1], [0, 1]], dtype=bool))
+    >>> pattern_rates(uni, np.array([0, 1]), np.array([0.0, 1.0]), 0).round(2).tolist()
+    [0.25, 0.17, 0.83]
+    """
+    pats, inv = np.unique(uni.memb, axis=0, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    votes = pats.sum(axis=1)
+    m = uni.m
+    seen, first = np.unique(np.asarray(item, dtype=np.int64), return_index=True)
+    lab = np.asarray(f, dtype=np.float64)[first]
+    overall = float(lab.mean()) if lab.size else 0.5
+    v_seen, mine = votes[inv[seen]], pats[inv[seen], target]
+    k_all = np.bincount(v_seen, weights=lab, minlength=m + 1)
+    n_all = np.bincount(v_seen, minlength=m + 1)
+    k_own = np.bincount(v_seen[mine], weights=lab[mine], minlength=m + 1)
+    n_own = np.bincount(v_seen[mine], minlength=m + 1)
+    r_all = (k_all + overall) / (n_all + 1.0)
+    r_own = (k_own + prior * r_all) / (n_own + prior)
+    return np.where(pats[:, target], r_own[votes], r_all[votes])
 
 
 def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, target: int,
             k: int, d_max: int, half_width: float, z: float, rate: tuple[float, float],
-            normalised: bool, minimum: int) -> int:
+            normalised: bool, minimum: int, rates: np.ndarray | None = None) -> int:
     """The least d ≤ ``d_max`` (the overlap-weights bound's answer) whose bound under the
     optimal mixture for n + d meets the width; bisection."""
     m = len(n) // 2
@@ -262,7 +324,7 @@ def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, 
         pi = defend(optimal_weights_fast(qp, nn, target, 0.5, mult, normalised=normalised,
                                          target_density=tdens,
                                          floor_on=_floor_on(nn, target, m)), nn)
-        v = model_variance(qp, nn, target, pi, rate, mult, normalised, tdens)
+        v = model_variance(qp, nn, target, pi, rate, mult, normalised, tdens, rates)
         return z * math.sqrt(v) <= half_width
     lo, hi = minimum, d_max
     if ok(lo):
