@@ -54,6 +54,11 @@ class Tree:
         self.node_of: dict[int, Node] = {}          # id(assessment entry) -> node
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
+        self.policy = opts.policy()
+        self.dup_category = ""                      # the last category listing DUPLICATE
+        for cat in _CATEGORIES:
+            if "DUPLICATE" in getattr(opts, cat.lower()):
+                self.dup_category = cat
 
     # ---- equivalence classes -------------------------------------------------------------
     def get(self, ec: str, quantity: str | None = None) -> Node:
@@ -188,7 +193,7 @@ class Tree:
             else:
                 key = self.truth[id(s)].r.judgment or ""
             out.setdefault(key, []).append(s)
-        policy = self.opts.policy()
+        policy = self.policy
         for cat in _CATEGORIES:
             for opt in policy[cat]:
                 if opt in out:
@@ -201,13 +206,11 @@ class Tree:
         return out
 
     def duplicate_category(self) -> str:
-        chosen = ""
-        for cat in _CATEGORIES:
-            if "DUPLICATE" in getattr(self.opts, cat.lower()):
-                chosen = cat
-        return chosen
+        return self.dup_category
 
     def score_node(self, node: Node, name: str) -> None:
+        if not node.children:           # a leaf's score is never reported (nor used)
+            return
         for child_name, child in node.children.items():
             self.score_node(child, child_name)
         gt = sum(1 for c in node.children.values() if not c.bin_incorrect)
