@@ -247,3 +247,17 @@ def test_document_lengths_as_cs_validatesf_docs(tmp_path):
     docs.write_text("D1\tlong\n")
     with pytest.raises(KBPInputError, match="docs.tsv, line 1, column 2"):
         read_doc_lengths(docs)
+
+
+def test_cli_wrong_slot_line_skipped_with_a_warning_and_its_child_an_error(tmp_path, capsys):
+    bad = GOOD_SUB.replace("per:employee_or_member_of", "per:title")
+    child = f"{Q}_{hop1_uuid(Q, 'Acme', 'D1:3-6')}"
+    run = tmp_path / "run.tab"
+    run.write_text(bad + "\n" + GOOD_SUB.replace("Acme", "Beta") + "\n")
+    code, out, err = run_cli(capsys, str(CASES / "sf_queries.xml"), str(run))
+    assert code == 0 and "line 1: slot per:title is not the requested slot" in err
+    assert any(line.split()[:3] == [Q, "run1", "0"] for line in out.splitlines() if line)
+    run.write_text(bad + "\n" + f"{child}\torg:city_of_headquarters\trun1\tD2:0-9\tBoston\tGPE"
+                   "\tD2:1-6\t1.0\n")
+    code, out, err = run_cli(capsys, str(CASES / "sf_queries.xml"), str(run))
+    assert code == 2 and out == "" and "was skipped" in err and err.count("\n") == 1

@@ -92,8 +92,11 @@ class Tree:
         pa = self.ld.parent_assessment.get(q.query_id)
         if pa is not None:
             return pa.r.ec or "0"
-        parent = self.ld.queries[self.ld.parent_query_id[q.query_id]]
-        return self.query_id2ec(parent.full_id) + ":0"
+        parent_id = self.ld.parent_query_id.get(q.query_id)
+        if parent_id is None:       # its parent's only line was skipped (wrong slot)
+            raise KBPInputError(full_id, "the answer this query comes from was skipped (its slot "
+                                "is not its query's); CS-Score 2.4.4 stops here too")
+        return self.query_id2ec(self.ld.queries[parent_id].full_id) + ":0"
 
     def entry_ec(self, e: Entry) -> str:
         return self.query_id2ec(self.ld.queries[e.target_id].full_id)
