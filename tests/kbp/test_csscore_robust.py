@@ -56,3 +56,29 @@ def test_mutated_run_or_pool(seed, tmp_path, capsys):
     assert code in (0, 2)
     if code == 2:
         assert out == "" and err.count("\n") == 1 and err.startswith("cs-score: ")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_mutated_query_file(seed, tmp_path, capsys):
+    rng = random.Random(1000 + seed)
+    name = rng.choice(["sf_queries.xml", "ldc_queries.xml"])
+    lines = (CASES / name).read_text().splitlines()
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines))
+        op = rng.randrange(4)
+        if op == 0:
+            del lines[i]
+        elif op == 1:
+            lines[i] = lines[i].replace(">", "> ", 1).replace("</", "<", 1)
+        elif op == 2:
+            lines.insert(i, lines[i])
+        else:
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+    (tmp_path / name).write_text("\n".join(lines) + "\n")
+    args = (["-expand", "CSSF15_ENG"] if name.startswith("ldc") else []) + [
+        str(tmp_path / name), str(CASES / "pool.tab"), str(CASES / "run1.tab")]
+    code = main(args)
+    out, err = capsys.readouterr()
+    assert code in (0, 2)
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and err.startswith("cs-score: ")

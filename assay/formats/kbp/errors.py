@@ -1,9 +1,11 @@
-"""The error every KBP reader raises: an :class:`~assay.errors.AssayInputError` naming file,
-line and column.
+r"""The error every KBP reader raises: an :class:`~assay.errors.AssayInputError` naming file,
+line and column (text quoted from a file stays on one line).
 
 >>> str(KBPInputError("run.tab", "confidence '1.5' is out of range", line=3, column=8,
 ...                   expected="a number in (0, 1]"))
 "run.tab, line 3, column 8: confidence '1.5' is out of range (expected a number in (0, 1])"
+>>> str(KBPInputError("q.xml", "<b\nx> closed with </b>", line=2))
+'q.xml, line 2: <b\\nx> closed with </b>'
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ class KBPInputError(AssayInputError):
         if column is not None:
             where.append(f"column {column}")
         self.line, self.column = line, column
-        super().__init__(source, problem, where=", ".join(where) or None, expected=expected)
+        one_line = problem.replace("\r", "\\r").replace("\n", "\\n")   # text quoted from a file
+        super().__init__(source, one_line, where=", ".join(where) or None, expected=expected)
 
 
 __all__ = ["KBPInputError"]
