@@ -82,11 +82,13 @@ def _kind_of(fields: list[str]) -> str | None:
 
 
 def _clean_lines(text: str):
-    for n, raw in enumerate(text.split("\n"), start=1):
-        line = raw.replace("\r", "")
-        if re.match(r"^\s*#", line) or not line.strip():
-            continue
-        yield n, line
+    """(line number, line) of each line that is not blank or a ``#`` comment; CRs dropped."""
+    if "\r" in text:
+        text = text.replace("\r", "")
+    for n, line in enumerate(text.split("\n"), start=1):
+        stripped = line.lstrip()
+        if stripped and stripped[0] != "#":
+            yield n, line
 
 
 def _err(source: str, n: int, col: int, problem: str, expected: str | None = None) -> KBPInputError:
