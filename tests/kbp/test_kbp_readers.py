@@ -261,3 +261,14 @@ def test_cli_wrong_slot_line_skipped_with_a_warning_and_its_child_an_error(tmp_p
                    "\tD2:1-6\t1.0\n")
     code, out, err = run_cli(capsys, str(CASES / "sf_queries.xml"), str(run))
     assert code == 2 and out == "" and "was skipped" in err and err.count("\n") == 1
+
+
+def test_expanded_queries_written_and_read_back_score_as_the_sf_file(tmp_path, capsys):
+    from assay.formats.kbp import format_queries, read_queries
+    sf = expand(read_queries(CASES / "ldc_queries.xml"), "CSSF15_ENG")
+    (tmp_path / "sf.xml").write_text(format_queries(sf))
+    assert [q.full_id for q in read_queries(tmp_path / "sf.xml")] == [q.full_id for q in sf]
+    args = [str(CASES / n) for n in ("pool.tab", "run1.tab", "run2.tab")]
+    assert main([str(tmp_path / "sf.xml"), *args]) == 0
+    out, _ = capsys.readouterr()
+    assert out == (CASES.parent / "expected" / "sf_default.out").read_text()

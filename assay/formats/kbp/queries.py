@@ -178,4 +178,33 @@ def expand(queries: list[Query], base: str) -> list[Query]:
     return out
 
 
-__all__ = ["ENTITY_TYPES", "EntryPoint", "Query", "expand", "parse_queries", "read_queries"]
+def _escape(name: str) -> str:
+    return name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def format_queries(queries: list[Query]) -> str:
+    """A query file of ``queries`` (each entry point's name, docid, beg, end, then enttype and
+    slots, as CS-ValidateQueries writes them); :func:`parse_queries` reads it back.
+
+    >>> qs = parse_queries('<query id="CS15_ENG_0001"><name>A &amp; B</name><docid>D1</docid>'
+    ...                    '<beg>0</beg><end>4</end><enttype>per</enttype>'
+    ...                    '<slot0>per:title</slot0></query>', "q.xml")
+    >>> [(q.full_id, q.entrypoints) for q in parse_queries(format_queries(qs))] == [
+    ...     (q.full_id, q.entrypoints) for q in qs]
+    True
+    """
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<query_set>"]
+    for q in queries:
+        out.append(f'  <query id="{q.full_id}">')
+        for ep in q.entrypoints:
+            out += [f"    <name>{_escape(ep.name)}</name>", f"    <docid>{ep.docid}</docid>",
+                    f"    <beg>{ep.beg}</beg>", f"    <end>{ep.end}</end>"]
+        out.append(f"    <enttype>{q.enttype}</enttype>")
+        out += [f"    <slot{i}>{slot}</slot{i}>" for i, slot in enumerate(q.slots)]
+        out.append("  </query>")
+    out.append("</query_set>")
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["ENTITY_TYPES", "EntryPoint", "Query", "expand", "format_queries", "parse_queries",
+           "read_queries"]
