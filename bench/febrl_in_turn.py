@@ -257,6 +257,29 @@ def proposed_fix() -> None:
     joint._moments, joint.plan = moments, plan
 
 
+def two_stage() -> None:
+    """Patch (this process only) a stopping rule that never looks at the realised width after
+    the submission's own first draws (Stein's two-stage procedure): stop at once if every
+    earlier label already gives the width; else a pilot of ``minimum`` draws (from the novel
+    set when there is one), then the plan's draws from the pilot's information, then stop."""
+    def next_draws(uni, src, item, f, target, rounds, room, half_width, confidence,
+                   max_rounds=4, minimum=10, normalised=True):
+        if rounds >= 2 or room <= 0:
+            return 0, joint.OWN
+        if rounds == 0:
+            _, hw = joint.precision_half_width(uni, src, item, f, target, confidence,
+                                               normalised)
+            if hw <= half_width:
+                return 0, joint.OWN
+            novel = target > 0 and uni.novel()[:, target].any()
+            return min(minimum, room), joint.NOVEL if novel else joint.OWN
+        d, kind = joint.plan(uni, src, item, f, target, half_width, confidence, room,
+                             minimum, normalised)
+        return min(d, room), kind
+
+    joint.next_draws = next_draws
+
+
 def _z(est: np.ndarray, truth: np.ndarray) -> np.ndarray:
     se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -273,11 +296,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--proposed-fix", action="store_true",
                     help="patch in the variance fix argued for in the report (not in assay)")
+    ap.add_argument("--two-stage", action="store_true",
+                    help="with --proposed-fix: stop after a pilot and one planned round")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
                     / "febrl_in_turn.md")
     args = ap.parse_args()
     if args.proposed_fix:
         proposed_fix()
+    if args.two_stage:
+        two_stage()
     bed = load()
     m, reps = len(bed.names), args.reps
     truth = bed.true_scores()
@@ -341,6 +368,7 @@ def _write(args, bed, truth, est, cover, half, method, labels, alone, agree, ela
         f"{reps} --campaign-reps {args.campaign_reps} --half-width {args.half_width} "
         f"--confidence {args.confidence} --units {args.units} --seed {args.seed}"
         + (" --proposed-fix" if args.proposed_fix else "")
+        + (" --two-stage" if args.two_stage else "")
         + f" --out {os.path.relpath(args.out)}`", "",
         f"Machine: {env}, {os.cpu_count()} cores (`nproc`), Python "
         f"{platform.python_version()}, numpy {np.__version__}; shared with other jobs, under "
