@@ -21,7 +21,12 @@ from .model import ScoreLine
 
 
 def ec_sort_key(line: ScoreLine) -> tuple[str, list[int]]:
-    """CS-Score's order of class names: the query ID as text, then each component as a number."""
+    """CS-Score's order of class names: the query ID as text, then each component as a number.
+
+    >>> names = ["Q:10", "Q:2", "Q", "Q:2:1", "P:3"]
+    >>> sorted(names, key=lambda e: ec_sort_key(ScoreLine(e, "r", 0)))
+    ['P:3', 'Q', 'Q:2', 'Q:2:1', 'Q:10']
+    """
     head, *rest = line.ec.split(":")
     return head, [int(c) for c in rest]
 
