@@ -113,3 +113,16 @@ def test_negative_precision_is_one_error_line_unless_fixed(tmp_path, capsys):
     out, _ = capsys.readouterr()
     f = dict(zip(HEAD, row(out, c, "r")))
     assert (f["IGNORED"], f["P"], f["F"]) == ("2", "1.0000", "1.0000")
+
+
+def test_verbose_names_the_right_answer_kept_among_classes(capsys):
+    # run1 gives Denver and Austin, two classes of Beta LLC's single-valued city_of_headquarters:
+    # which one -verbose shows as RIGHT follows perl's hash order in v2.4.4; assay keeps the last
+    # in class order (Austin, line 11) and says so
+    assert main(["-verbose", "-runids", "run1"] + FILES) == 0
+    out, err = capsys.readouterr()
+    assert f"-verbose, {A1}:2 (run1): right answers in several classes" in err
+    assert "assay keeps line 11 as RIGHT" in err
+    block = out.split(f"{A1}:2\n")[1].split("=" * 80)[0]
+    austin = block.split("Austin")[-1]
+    assert austin.split("POSTPOLICY ASSESSMENT:\t")[1].startswith("RIGHT")

@@ -205,7 +205,6 @@ def test_cli_hop1_before_its_parent(tmp_path, capsys):
     (["-discipline", "FUZZY", "x.xml"], "-discipline FUZZY"),
     (["-fields", "EC:COLOUR", "x.xml"], "unknown field 'COLOUR'"),
     (["-expand"], "needs a value"),
-    (["-verbose", "x.xml"], "-verbose is not supported"),
 ])
 def test_cli_usage_errors(capsys, argv, words):
     code, out, err = run_cli(capsys, *argv)

@@ -100,7 +100,7 @@ def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | N
         sections.append(("LDCMEAN", "LDC-MEAN",
                          ldc_mean(scores, ld.index, ldc_full, keys, opts.fix_precision, notes),
                          ("MACRO",), True))
-    return render(report, sections, runid)
+    return render(report, sections, runid, opts.verbose)
 
 
 @contextmanager
@@ -130,7 +130,7 @@ def _score_files(paths: list[str], opts: Options, queries: str | None,
     to_score, warnings = queries_to_score(ld, queries)
     notes: list[str] = []
     text = "".join(score_run(ld, opts, r, to_score, notes) for r in (runids or ld.runids))
-    return Result(text, tuple(ld.warnings + warnings), tuple(notes))
+    return Result(text, tuple(ld.warnings + warnings), tuple(notes + ld.notes))
 
 
 __all__ = ["Result", "queries_to_score", "score_files", "score_run"]

@@ -39,6 +39,8 @@ Legal switches are:
   -right <value>        Codes counted as right (post-policy) (Default = {DEFAULT_RIGHT}).
   -runids <value>       Colon-separated list of run IDs to be scored
   -tabs                 Use tabs to separate output fields instead of spaces
+  -verbose              Print, per SF class, each answer counted in another category than
+                          its judgment
   -version              Print version number and exit
   -wrong <value>        Codes counted as wrong (post-policy) (Default = {DEFAULT_WRONG}).
 assay extensions:
@@ -84,7 +86,7 @@ def options(sw: dict[str, object]) -> Options:
                    expand=str(sw["expand"]) if "expand" in sw else None,
                    fields=str(sw.get("fields", DEFAULT_FIELDS)), tabs=bool(sw.get("tabs")),
                    fix_duplicates=bool(sw.get("fix_duplicates")),
-                   fix_precision=bool(sw.get("fix_precision")))
+                   fix_precision=bool(sw.get("fix_precision")), verbose=bool(sw.get("verbose")))
     if opts.discipline not in DISCIPLINES:
         raise UsageError(f"-discipline {opts.discipline}: expected one of {', '.join(DISCIPLINES)}")
     for category, spec in opts.policy().items():
@@ -108,8 +110,6 @@ def main(argv: list[str] | None = None) -> int:
         if sw.get("version"):
             sys.stdout.write(f"{PROG} version {VERSION}\n")
             return 0
-        if sw.get("verbose"):
-            raise UsageError("-verbose is not supported by assay's cs-score")
         if not files:
             raise UsageError("Not enough arguments; files must be provided")
         opts = options(sw)

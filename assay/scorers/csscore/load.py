@@ -53,6 +53,7 @@ class Loaded:
     by_run: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)  # (run, base)
     ec_cache: dict[str, str] = field(default_factory=dict)      # full query ID -> its class
     templates: dict[str, Any] = field(default_factory=dict)     # base -> tree of assessments
+    notes: list[str] = field(default_factory=list)              # hash-order choices made
     gt_index: dict[tuple[str, str], tuple[dict, dict]] = field(default_factory=dict)
 
 

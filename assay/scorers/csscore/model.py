@@ -51,6 +51,7 @@ class Options:
     tabs: bool = False
     fix_duplicates: bool = False
     fix_precision: bool = False
+    verbose: bool = False           # -verbose: list each answer whose category is not its judgment
 
     def policy(self) -> dict[str, list[str]]:
         return {"RIGHT": self.right.split(":"), "WRONG": self.wrong.split(":"),
@@ -89,6 +90,8 @@ class ScoreLine:
     f1_value: float | None = None      # a stored F1 (LDC-MEAN lines)
     quantity: str | None = None
     components: list["ScoreLine"] = field(default_factory=list, repr=False)
+    # -verbose: (category, line number, line, assessment line, judgment) of each categorised answer
+    details: list[tuple[str, int, str, str, str]] | None = field(default=None, repr=False)
 
     def precision(self, fix_precision: bool = False) -> float:
         den = (self.right + self.wrong) if fix_precision else (self.submitted - self.ignored)
@@ -124,7 +127,8 @@ class NegativePrecision(AssayInputError):
 
 
 COUNT_FIELDS = tuple(f.name for f in fields(ScoreLine)
-                     if f.name not in ("ec", "runid", "level", "f1_value", "quantity", "components"))
+                     if f.name not in ("ec", "runid", "level", "f1_value", "quantity", "components",
+                                       "details"))
 
 __all__ = ["NegativePrecision", "COUNT_FIELDS", "DEFAULT_FIELDS", "DEFAULT_IGNORE", "DEFAULT_RIGHT", "DEFAULT_WRONG",
            "DISCIPLINES", "Entry", "Options", "POLICY_CHOICES", "ScoreLine"]

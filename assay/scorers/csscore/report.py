@@ -126,8 +126,31 @@ class Report:
         return lines
 
 
+def details(scores: list[ScoreLine]) -> str:
+    """-verbose: per SF class (in text order), each answer counted in a category other than its
+    judgment: its line, its assessment's line, the judgment and the categories (sorted)."""
+    out = []
+    for s in sorted(scores, key=lambda s: s.ec):
+        summary: dict[int, tuple[str, str, str, list[str]]] = {}
+        for label, linenum, text, aline, pre in s.details or []:
+            if pre == label:
+                continue
+            if linenum in summary:
+                summary[linenum][3].append(label)
+            else:
+                summary[linenum] = (text, aline, pre, [label])
+        out.append("=" * 80 + f"\n{s.ec}\n")
+        for linenum in sorted(summary):
+            text, aline, pre, labels = summary[linenum]
+            out.append(f"\tSUBMISSION:\t{text}\n\tASSESSMENT:\t{aline}\n\n"
+                       f"\tPREPOLICY ASSESSMENT:\t{pre}\n"
+                       f"\tPOSTPOLICY ASSESSMENT:\t{','.join(sorted(labels))}\n" + "." * 80 + "\n")
+    out.append("\n")
+    return "".join(out)
+
+
 def render(report: Report, sections: list[tuple[str, str, list[ScoreLine], tuple[str, ...],
-                                                 bool]], runid: str) -> str:
+                                                 bool]], runid: str, verbose: bool = False) -> str:
     """Sections are (metric key, title, scores, aggregates, F1-only columns)."""
     out = []
     names = {k: name for k, name, _ in METRICS}
@@ -135,6 +158,8 @@ def render(report: Report, sections: list[tuple[str, str, list[ScoreLine], tuple
     for key, _title, scores, aggregates, mean_only in sections:
         lines = report.section(key, scores, runid, aggregates)
         cols = MEAN_COLUMNS if mean_only else report.columns
+        if verbose and key == "SF":
+            out.append(details(scores))
         out.append(f"{titles[key]}\n\n")
         if lines:
             out.append(report.render_line(None, cols))
@@ -148,4 +173,4 @@ def render(report: Report, sections: list[tuple[str, str, list[ScoreLine], tuple
     return "".join(out)
 
 
-__all__ = ["COLUMNS", "Column", "METRICS", "MEAN_COLUMNS", "Report", "render"]
+__all__ = ["COLUMNS", "Column", "METRICS", "MEAN_COLUMNS", "Report", "details", "render"]

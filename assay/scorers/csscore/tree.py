@@ -55,6 +55,7 @@ class Tree:
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
         self.policy = opts.policy()
+        self.categorized: list[tuple[ScoreLine, dict[str, list[Entry]]]] = []   # -verbose
         self.dup_category = ""                      # the last category listing DUPLICATE
         for cat in _CATEGORIES:
             if "DUPLICATE" in getattr(opts, cat.lower()):
@@ -228,6 +229,11 @@ class Tree:
             submitted += len(child.submissions)
         if single and cats.get("RIGHT"):
             keep = cats["RIGHT"][-1]
+            if self.opts.verbose and len(_classes(self, cats["RIGHT"])) > 1:
+                self.ld.notes.append(
+                    f"-verbose, {name} ({self.runid}): right answers in several classes of a "
+                    f"single-valued slot; assay keeps line {keep.r.line} as RIGHT, the last in "
+                    "class order (CS-Score 2.4.4: whichever perl's hash order gives)")
             extra = cats["RIGHT"][:-1]
             cats["RIGHT"] = [keep]
             dup = self.duplicate_category()
@@ -245,6 +251,8 @@ class Tree:
             incorrect_parent=n.get("INCORRECT_PARENT", 0), unassessed=n.get("UNASSESSED", 0),
             redundant=n.get("REDUNDANT", 0), right=n.get("RIGHT", 0), wrong=n.get("WRONG", 0),
             ignored=n.get("IGNORE", 0), quantity=node.quantity)
+        if self.opts.verbose:
+            self.categorized.append((node.score, cats))
 
     def scores(self) -> list[ScoreLine]:
         out: list[ScoreLine] = []
@@ -252,7 +260,23 @@ class Tree:
             self.score_node(top, top_name)
         for top in self.tops.values():
             _collect(top, out)
+        for score, cats in self.categorized:      # after scoring: the parent look-ups are done
+            score.details = [(label, e.r.line, e.r.text) + self._judged(e)
+                             for label, entries in cats.items() for e in entries]
         return out
+
+    def _judged(self, e: Entry) -> tuple[str, str]:
+        """(assessment line, judgment) as -verbose shows them: '-' and UNASSESSED for an
+        unassessed answer, empty for one given an empty assessment while looking for a parent."""
+        truth = self.truth.get(id(e))
+        if truth is not None:
+            return truth.r.text, truth.r.judgment or ""
+        return ("", "") if id(e) in self.touched else ("-", "UNASSESSED")
+
+
+def _classes(tree: Tree, entries: list[Entry]) -> set[int]:
+    """The classes (nodes) that assessed answers sit in."""
+    return {id(tree.node_of.get(id(tree.truth.get(id(e))))) for e in entries}
 
 
 def _collect(node: Node, out: list[ScoreLine]) -> None:
