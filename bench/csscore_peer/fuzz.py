@@ -51,10 +51,12 @@ def prov(rng: random.Random, n: int = 1) -> str:
     return ",".join(out)
 
 
-def make_case(rng: random.Random, folder: Path, varied: bool = False) -> list[str]:
+def make_case(rng: random.Random, folder: Path, varied: bool = False,
+              verbose: bool = False) -> list[str]:
     """Write one random case into ``folder``; return the command line. ``varied``: every query
     has a right answer in the pool and each run answers each query at its own rate (fewer
-    LDC-MAX ties, so more LDC tables are compared)."""
+    LDC-MAX ties, so more LDC tables are compared); ``verbose``: -verbose in a quarter of the
+    cases."""
     ldc, sf = [], []
     for i in range(rng.randint(3, 8)):
         etype, slots = rng.choice(SLOTS)
@@ -127,6 +129,8 @@ def make_case(rng: random.Random, folder: Path, varied: bool = False) -> list[st
         args += ["-discipline", rng.choice(["STRING_CASE", "STRING_EXACT"])]
     if rng.random() < 0.3:
         args.append("-tabs")
+    if verbose and rng.random() < 0.25:
+        args.append("-verbose")
     if rng.random() < 0.5:
         args += ["-expand", BASE, "ldc.xml"]
         if rng.random() < 0.3:
@@ -206,16 +210,18 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, default=None, help="keep differing cases here")
+    ap.add_argument("--verbose", action="store_true", help="-verbose in a quarter of the cases")
     ap.add_argument("--varied", action="store_true",
                     help="a right answer for every query, a rate per run and query (fewer ties)")
     a = ap.parse_args()
     sys.path.insert(0, str(HERE))
     rng = random.Random(a.seed)
-    same = differ = hashed = sf_same = both_reject = only_perl_rejects = unexplained = 0
+    same = differ = hashed = sf_same = verbose_skipped = both_reject = only_perl_rejects = 0
+    unexplained = 0
     for k in range(a.cases):
         with tempfile.TemporaryDirectory() as d:
             folder = Path(d)
-            args = make_case(rng, folder, a.varied)
+            args = make_case(rng, folder, a.varied, a.verbose)
             c1, o1 = perl(args, folder)
             code, mine, err = assay(args, folder)
             if c1 != 0:
@@ -225,6 +231,9 @@ def main() -> int:
                     only_perl_rejects += 1
                     print(f"case {k}: rejected by the original only: {' '.join(args)}")
                     _keep(a.keep, k, folder, args, perl=o1, assay=mine)
+                continue
+            if "WARNING: -verbose," in err:
+                verbose_skipped += 1  # which right answer -verbose shows: hash order; not compared
                 continue
             if "LDC-MAX of" in err or "LDC-MEAN of" in err:
                 hashed += 1           # assay names the hash-order-dependent choice: compare the
@@ -250,7 +259,7 @@ def main() -> int:
             _keep(a.keep, k, folder, args, perl=o1, assay=mine)
     print(f"{a.cases} cases: {same} identical, {differ} differ; {hashed} with an LDC-MAX tie or "
           f"an LDC-MEAN GT disagreement (hash order; of these, identical but for the runs' named "
-          f"choices in {sf_same}); "
+          f"choices in {sf_same}); {verbose_skipped} with a -verbose choice named (not compared); "
           f"{both_reject} rejected by "
           f"both, {only_perl_rejects} by the original only; {unexplained} unexplained hash-order "
           "dependence")
