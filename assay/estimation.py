@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assay.core.bounds import assumption_free
+from assay.core.bounds import assumption_free_many
 from assay.core.measures import MEASURES, f_measure, f_measures
 from assay.core.rank_model import RankModel
 from assay.core.totals import Sample, StratifiedSample, sample_of
@@ -37,27 +37,26 @@ def _distinct(draws: Draws, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return items, np.asarray(labels)[first]
 
 
-def _with_free(est: list[Estimate], draws: Draws, labels: np.ndarray, pool_pred: np.ndarray,
-               sample: Sample, alpha: float, confidence: float) -> list[Estimate]:
+def _with_free(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
+               pool_pred: np.ndarray, sample: Sample, alphas: dict[str, float],
+               confidence: float) -> dict[str, list[Estimate]]:
     """Each estimate with its assumption-free interval (:func:`assay.core.bounds.
-    assumption_free`): exact stratified bounds for a stratified sample, what the labels make
-    certain for draws with replacement."""
+    assumption_free_many`): exact stratified bounds for a stratified sample, what the labels
+    make certain for draws with replacement; computed once for every measure."""
     items, first = np.unique(draws.item, return_index=True)
     lab = np.asarray(labels, dtype=np.int64)[first]
     strat = isinstance(sample, StratifiedSample)
-    lo, hi, kind = assumption_free(
-        lab, pool_pred[items], pool_pred.shape[0], pool_pred.sum(axis=0), alpha, confidence,
+    free = assumption_free_many(
+        lab, pool_pred[items], pool_pred.shape[0], pool_pred.sum(axis=0), alphas, confidence,
         stratum=draws.stratum[first] if strat else None,
         sizes=sample.sizes if strat else None)  # type: ignore[attr-defined]
-    out = []
-    for j, e in enumerate(est):
-        if not e.defined:
-            out.append(e)
-            continue
-        free = ((e.ci_low, e.ci_high) if e.method == "census"   # exact already
-                else (float(lo[j]), float(hi[j])))
-        out.append(replace(e, assumption_free=free,
-                           extra={**e.extra, "assumption_free_kind": kind}))
+    out: dict[str, list[Estimate]] = {}
+    for name, ests in est.items():
+        lo, hi, kind = free[name]
+        out[name] = [e if not e.defined else replace(
+            e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"   # exact already
+                                else (float(lo[j]), float(hi[j]))),
+            extra={**e.extra, "assumption_free_kind": kind}) for j, e in enumerate(ests)]
     return out
 
 
@@ -95,8 +94,8 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
         n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
         out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
                                domain_size=pool_pred.sum(axis=0))
-        if bounds and len(draws.item):
-            out[name] = _with_free(out[name], draws, lab, pool_pred, sample, a, confidence)
+    if bounds and len(draws.item):
+        out = _with_free(out, draws, lab, pool_pred, sample, alphas, confidence)
     return out
 
 
@@ -136,9 +135,10 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
                               model=model, domain_size=int(predictions.sum()))
-        if bounds and labels.size:
-            out[name] = _with_free([out[name]], draws, labels, np.asarray(predictions)[:, None],
-                                   sample, a, confidence)[0]
+    if bounds and labels.size:
+        free = _with_free({k: [e] for k, e in out.items()}, draws, labels,
+                          np.asarray(predictions)[:, None], sample, alphas, confidence)
+        out = {k: v[0] for k, v in free.items()}
     return out
 
 

@@ -153,6 +153,23 @@ def assumption_free(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
     >>> float(lo[0]), float(hi[0]), kind
     (0.5, 0.75, 'certain')
     """
+    return assumption_free_many(labels, predictions, pool_size, predicted, {"f": alpha},
+                                confidence, stratum, sizes)["f"]
+
+
+def assumption_free_many(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
+                         predicted: np.ndarray, alphas: dict[str, float], confidence: float,
+                         stratum: np.ndarray | None = None, sizes: np.ndarray | None = None
+                         ) -> dict[str, tuple[np.ndarray, np.ndarray, str]]:
+    """:func:`assumption_free` for several measures at once (name → α): the count bounds
+    depend on α only through the Bonferroni share (precision, α = 1, bounds TP alone), so
+    they are computed once per share.
+
+    >>> lab = np.array([1, 1, 0, 0, 1]); pred = np.array([[1], [1], [1], [0], [0]])
+    >>> out = assumption_free_many(lab, pred, 10, np.array([4]), {"p": 1.0, "r": 0.0}, 0.95)
+    >>> [(round(float(out[k][0][0]), 3), round(float(out[k][1][0]), 3)) for k in ("p", "r")]
+    [(0.5, 0.75), (0.286, 0.75)]
+    """
     y = np.asarray(labels, dtype=np.int64)[:, None]
     yh = np.asarray(predictions, dtype=np.int64)
     if yh.ndim == 1:
@@ -160,29 +177,43 @@ def assumption_free(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
     pp = np.asarray(predicted, dtype=np.int64)
     tp_i, fn_i = y * yh, y * (1 - yh)
     fp_seen, tn_seen = ((1 - y) * yh).sum(axis=0), ((1 - y) * (1 - yh)).sum(axis=0)
-    tp = [tp_i.sum(axis=0), pp - fp_seen]
-    fn = [fn_i.sum(axis=0), pool_size - pp - tn_seen]
-    kind = "certain"
-    if stratum is not None and sizes is not None:
-        kind = "exact"
-        k = len(sizes)
-        st = np.asarray(stratum, dtype=np.int64)
-        n_h = np.bincount(st, minlength=k)
+    certain_tp = [tp_i.sum(axis=0), pp - fp_seen]
+    certain_fn = [fn_i.sum(axis=0), pool_size - pp - tn_seen]
+    strat = stratum is not None and sizes is not None
+    kind = "exact" if strat else "certain"
+    side = (1.0 - confidence) / 2.0                 # each side's error ...
+    counts: dict[float, tuple[list, list]] = {}
 
-        def per_stratum(v: np.ndarray) -> np.ndarray:
-            return np.stack([np.bincount(st, weights=v[:, j], minlength=k)
-                             for j in range(v.shape[1])], axis=1).round().astype(np.int64)
-        side = (1.0 - confidence) / 2.0                 # each side's error ...
-        share = side if alpha >= 1.0 else side / 2.0    # ... over TP and FN (Bonferroni)
-        t_lo, t_hi, _ = stratified_bounds(sizes, n_h, per_stratum(tp_i), share)
-        tp = [np.maximum(tp[0], t_lo), np.minimum(tp[1], t_hi)]
-        if alpha < 1.0:
-            f_lo, f_hi, _ = stratified_bounds(sizes, n_h, per_stratum(fn_i), share)
-            fn = [np.maximum(fn[0], f_lo), np.minimum(fn[1], f_hi)]
-    lo, hi = measure_bounds((tp[0].astype(float), tp[1].astype(float)),
-                            (fn[0].astype(float), fn[1].astype(float)), pp.astype(float), alpha)
-    return lo, hi, kind
+    def bounds_at(share: float, with_fn: bool) -> tuple[list, list]:
+        if share not in counts:
+            tp, fn = list(certain_tp), list(certain_fn)
+            if strat:
+                k = len(sizes)   # type: ignore[arg-type]
+                st = np.asarray(stratum, dtype=np.int64)
+                n_h = np.bincount(st, minlength=k)
+
+                def per_stratum(v: np.ndarray) -> np.ndarray:
+                    return np.stack([np.bincount(st, weights=v[:, j], minlength=k)
+                                     for j in range(v.shape[1])], axis=1).round().astype(
+                                         np.int64)
+                t_lo, t_hi, _ = stratified_bounds(sizes, n_h, per_stratum(tp_i), share)
+                tp = [np.maximum(tp[0], t_lo), np.minimum(tp[1], t_hi)]
+                if with_fn:
+                    f_lo, f_hi, _ = stratified_bounds(sizes, n_h, per_stratum(fn_i), share)
+                    fn = [np.maximum(fn[0], f_lo), np.minimum(fn[1], f_hi)]
+            counts[share] = (tp, fn)
+        return counts[share]
+
+    out = {}
+    for name, alpha in alphas.items():
+        # ... over TP and FN (Bonferroni); precision bounds TP alone
+        tp, fn = bounds_at(side if alpha >= 1.0 else side / 2.0, alpha < 1.0)
+        lo, hi = measure_bounds((tp[0].astype(float), tp[1].astype(float)),
+                                (fn[0].astype(float), fn[1].astype(float)), pp.astype(float),
+                                alpha)
+        out[name] = (lo, hi, kind)
+    return out
 
 
-__all__ = ["assumption_free", "hypergeometric_lower", "hypergeometric_upper", "measure_bounds",
+__all__ = ["assumption_free", "assumption_free_many", "hypergeometric_lower", "hypergeometric_upper", "measure_bounds",
            "stratified_bounds"]
