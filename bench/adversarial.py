@@ -3,7 +3,7 @@ their assumptions, with the control world beside them; and the double-sampling h
 
     python bench/adversarial.py [--reps 200] [--budgets 1000,500,2000] [--worlds ...]
                                 [--designs auto,stratified,passive,importance] [--jobs 2]
-                                [--time-limit 60] [--ds-reps 1000] [--verify 3]
+                                [--time-limit 60] [--verify 3]
                                 [--sweep realistic,ties --sweep-seeds 10 --sweep-reps 20]
                                 [--out bench/out/adversarial_baseline.md]
 
@@ -18,7 +18,8 @@ it fell back). Cells run in order (budgets in the order given, then worlds, then
 repetitions in parallel over ``--jobs`` processes; no new cell starts after ``--time-limit``
 minutes. ``--sweep`` re-runs the listed worlds (``--sweep-designs``, ``--sweep-budget``) over
 ``--sweep-seeds`` other world seeds, for the coverage over worlds rather than conditional on one.
-``--ds-reps`` > 0 adds the double-sampling regimes (``DS_REGIMES``). Results accumulate in
+The double-sampling regimes are in ``bench/double_sampling.py`` (an older state file's
+double-sampling section is still rendered). Results accumulate in
 ``--state`` (JSON; a re-run skips finished cells) and the
 markdown is rewritten after every cell.
 
@@ -209,65 +210,6 @@ def summarise(rows: list[dict[str, Any]], truth: dict[str, float], design: str) 
     return out
 
 
-# -- double sampling -----------------------------------------------------------------------
-DS_REGIMES = {
-    "issue 11 hard regime (FP 2% in the bottom stratum only, FN 15% everywhere), "
-    "adjudications allocated for Var(recall A)": ({}, "optimal"),
-    "the same, adjudications proportional to the assessed cells": ({}, "proportional"),
-    "FP 2% and FN 15% in every stratum, allocated for Var(recall A)":
-        ({"fpr_other": 0.02}, "optimal"),
-    "control: bottom relevance 2%, FP 3–5%, FN 5–10% (tests/stratified/test_strat_coverage)":
-        ({"p_bottom": 0.02, "fpr_other": (0.03, 0.05, 0.03), "fpr_bottom": 0.03,
-          "fnr_other": (0.05, 0.10, 0.10), "fnr_bottom": 0.05}, "optimal"),
-}
-
-
-def double_sampling(reps: int, populations: int, seed: int = 11) -> list[dict[str, Any]]:
-    """Coverage of the corrected (double-sampling) logit recall interval per regime, with the
-    ratio of the mean estimated variance to the Monte Carlo variance; the population is
-    redrawn ``populations`` times, each with ``reps`` repetitions of both phases."""
-    from assay.core.two_phase import interval
-    from assay.stratified import allocate_adjudication, allocate_by_rule, estimate_arrays
-    from assay.simulation import simulate_two_phase as simulate
-    from assay.worlds import assessor_error_world
-    out = []
-    for label, (kw, alloc) in DS_REGIMES.items():
-        cov, cov_naive, ratio, bias, sd = [], [], [], [], []
-        t0 = time.perf_counter()
-        for p in range(populations):
-            w = assessor_error_world(np.random.default_rng(seed + p), **kw)
-            pop = w.population
-            rng = np.random.default_rng(10_000 + seed + p)
-            n = allocate_by_rule(pop.sizes, w.assessments, "legal", bottom=3, bottom_share=0.75)
-            fn = ((lambda s, k=w.adjudications: allocate_adjudication(s, k, run=0))
-                  if alloc == "optimal" else None)
-            sc = simulate(pop, n, w.adjudications, reps, rng, allocate=fn)
-            truth = pop.truth()["recall"]
-            for counts, sink in ((sc, cov), (sc.naive(), cov_naive)):
-                r = estimate_arrays(counts)
-                e, v = r["recall"], r["recall_var"]
-                hit = np.zeros(e.shape, bool)
-                for b in range(e.shape[0]):
-                    for k in range(e.shape[1]):
-                        iv = interval(float(e[b, k]), float(v[b, k]), method="logit")
-                        hit[b, k] = iv.ci_low <= truth[k] <= iv.ci_high
-                sink.append(hit.mean(axis=0))
-                if counts is sc:
-                    ratio.append(v.mean(axis=0) / e.var(axis=0))
-                    bias.append(e.mean(axis=0) - truth)
-                    sd.append(e.std(axis=0))
-        out.append({"regime": label, "populations": populations, "reps": reps,
-                    "coverage": np.mean(cov, axis=0).tolist(),
-                    "coverage_range": [np.min(cov, axis=0).tolist(), np.max(cov, axis=0).tolist()],
-                    "naive_coverage": np.mean(cov_naive, axis=0).tolist(),
-                    "var_ratio": np.mean(ratio, axis=0).tolist(),
-                    "var_ratio_range": [np.min(ratio, axis=0).tolist(),
-                                        np.max(ratio, axis=0).tolist()],
-                    "bias": np.mean(bias, axis=0).tolist(), "sd": np.mean(sd, axis=0).tolist(),
-                    "seconds": time.perf_counter() - t0})
-    return out
-
-
 # -- driver --------------------------------------------------------------------------------
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -280,8 +222,8 @@ def main() -> None:
     ap.add_argument("--world-seed", type=int, default=11)
     ap.add_argument("--time-limit", type=float, default=float("inf"),
                     help="minutes after which no new cell starts")
-    ap.add_argument("--ds-reps", type=int, default=1000)
-    ap.add_argument("--ds-populations", type=int, default=5)
+    ap.add_argument("--ds-reps", type=int, default=0,
+                    help="kept for the recorded commands: only 0 (see bench/double_sampling.py)")
     ap.add_argument("--verify", type=int, default=0)
     ap.add_argument("--full-history", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "adversarial_baseline.md"))
@@ -293,6 +235,8 @@ def main() -> None:
     ap.add_argument("--sweep-budget", type=int, default=1000)
     ap.add_argument("--sweep-designs", default="auto,stratified")
     a = ap.parse_args()
+    if a.ds_reps:
+        ap.error("--ds-reps: the double-sampling regimes moved to bench/double_sampling.py")
 
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
@@ -334,9 +278,6 @@ def main() -> None:
     if a.verify:
         state["verify"] = verify(worlds, designs, budgets[0], a.verify, a.world_seed)
         print(state["verify"])
-    if a.ds_reps and "double_sampling" not in state:
-        state["double_sampling"] = double_sampling(a.ds_reps, a.ds_populations)
-        save()
     seeds = list(range(REP_SEED0, REP_SEED0 + a.reps))
     chunks = [seeds[i:i + a.chunk] for i in range(0, len(seeds), a.chunk)]
     # a job: (key, kind, world, design, budget, [(world seed, repetition seeds), ...])

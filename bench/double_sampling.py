@@ -5,8 +5,8 @@ ratio of the estimated to the Monte Carlo variance.
 
     python bench/double_sampling.py [--reps 1000] [--populations 5] [--draws 4000]
 
-Writes bench/out/double_sampling.md (and .json). The regimes are those of
-bench/adversarial.py (DS_REGIMES, on assay.worlds.assessor_error_world), one where hidden false
+Writes bench/out/double_sampling.md (and .json). The regimes (on
+assay.worlds.assessor_error_world; bench/adversarial.py used to run the first four), one where hidden false
 negatives in the bottom stratum are about as frequent as one per adjudicated sample (what the
 Jeffreys interval's width guards against), and one with a handful of disagreements (strata
 assessed in full, six adjudications per stratum and assessed label).
