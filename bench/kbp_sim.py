@@ -166,7 +166,7 @@ def main() -> None:
              f"pool's items are output by one system only.", ""]
     for n in args.budgets:
         tp, qp, mult = uni.patterns()
-        nn = np.r_[np.full(m, n), np.zeros(m)]
+        nn = np.r_[np.full(m, n), np.zeros(2 * m)]
         rate = float((memb[rows] & truth[rows, None]).sum() / memb.sum())
         opt = joint.mixtures(uni, nn, rate, "optimal")
         ovl = joint.mixtures(uni, nn, rate, "overlap")
@@ -220,8 +220,8 @@ def main() -> None:
                           submission_cap=2000)
             took.append(time.time() - t0)
             labels.append(int(sim.labels_by_system.sum()))
-            est, _ = joint.estimate(uni, sim.src(m), np.searchsorted(rows, sim.item), sim.f, None,
-                                    0.90)
+            u_sim, at = sim.universe(memb)
+            est, _ = joint.estimate(u_sim, sim.src(m), at, sim.f, None, 0.90)
             hw = np.array([(e.ci_high - e.ci_low) / 2 for e in est["precision"]])
             within.append(float(np.mean(hw <= target * 1.0001)))
         lines += [f"## All 40 systems in turn at the precision width of 500 per-system labels "

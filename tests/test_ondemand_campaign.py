@@ -138,15 +138,12 @@ def test_draws_needed_is_the_least_and_matches_the_binomial_case():
 
 def _coverage(reps: int, seed: int = 5):
     w = world(seed, m=8)
-    rows = np.flatnonzero(w.memb.any(axis=1))
-    local = np.full(len(w.truth), -1)
-    local[rows] = np.arange(len(rows))
-    uni = joint.Universe(w.memb[rows])
     truth = np.array([w.truth[w.memb[:, k]].mean() for k in range(8)])
     est, cover, labels = np.zeros((reps, 8)), np.zeros((reps, 8)), np.zeros(reps)
     for r in range(reps):
         sim = in_turn(w.memb, w.truth, 0.06, seed=1000 + r)
-        e, _ = joint.estimate(uni, sim.src(8), local[sim.item], sim.f, None, 0.90)
+        uni, at = sim.universe(w.memb)
+        e, _ = joint.estimate(uni, sim.src(8), at, sim.f, None, 0.90)
         est[r] = [x.estimate for x in e["precision"]]
         cover[r] = [x.covers(t) for x, t in zip(e["precision"], truth)]
         labels[r] = sim.labels_by_system.sum()

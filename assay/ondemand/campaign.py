@@ -9,9 +9,11 @@ serves every system that output it). Submissions arrive one at a time; :meth:`su
    label store first, so concurrent processes never ask one item twice);
 3. computes the system's precision interval from *every* labelled draw (mixture importance
    sampling, :mod:`assay.ondemand.joint`); if wider than the target half-width, plans the least
-   number of new draws — from the system's output, or from the part of it no earlier system
-   output, whichever needs fewer — that brings the conservative variance bound to the target (:func:`assay.core.mixture.draws_needed`), within the per-submission and
-   campaign caps, stores the draws (one transaction) and returns to 2 — at most
+   number of new draws — from the system's output, from the part of it no earlier system
+   output, or from a fill proposal that raises its least-sampled items to one level, whichever
+   needs fewest new labels — that brings the planning variance to the target
+   (:mod:`assay.ondemand.planning`), within the per-submission and campaign caps, stores the
+   draws (one transaction) and returns to 2 — at most
    :data:`MAX_ROUNDS` rounds.
 
 Everything is driven by what the store holds (draws, judgments, the finished flag) and the draws
@@ -34,7 +36,7 @@ from assay.core.types import Estimate
 from assay.errors import AssayInputError
 from assay.labels.sources import SKIP, LabelSource
 from assay.labels.store import Judgment, LabelStore, Status, claim_token
-from assay.ondemand import joint
+from assay.ondemand import joint, planning
 from assay.ondemand.store import CampaignRow, OnDemandStore, SystemRow, fingerprint
 
 MAX_ROUNDS = 4
@@ -149,8 +151,14 @@ class OnDemandCampaign:
         kind = d["proposal"].to_numpy(dtype=object) if len(d) else np.zeros(0, object)
         src = joint.proposal_index(system, kind, len(systems))
         first = ~d["item"].duplicated().to_numpy() if len(d) else np.zeros(0, bool)
-        return State(systems, keys, joint.Universe(memb), src, system, item, f, first,
-                     self._units(keys, memb))
+        fl = self.od.fills(self.row.id)
+        fill = None
+        if len(fl):
+            fill = np.zeros(memb.shape, dtype=np.float64)
+            fill[fl["item"].map(where).to_numpy(), fl["system_id"].map(pos).to_numpy()] = \
+                fl["density"].to_numpy(dtype=np.float64)
+        return State(systems, keys, joint.Universe(memb, fill=fill), src, system, item, f,
+                     first, self._units(keys, memb))
 
     def _units(self, keys: np.ndarray, memb: np.ndarray) -> joint.Units | None:
         truth = self.od.units(self.row.id)
@@ -200,9 +208,19 @@ class OnDemandCampaign:
         if d == 0:
             self.od.finish(sysrow.id)
             return 0
+        rng = np.random.default_rng([self.row.seed, target, rounds])
+        if kind == joint.FILL:
+            have = st.uni.fill is not None and bool(st.uni.fill[:, target].any())
+            dens = (st.uni.fill[:, target] if have and st.uni.fill is not None
+                    else planning.new_fill(st.uni, st.src, st.f, target, d))
+            picks = rng.choice(len(st.keys), size=d, p=dens / dens.sum())
+            on = np.flatnonzero(dens > 0)
+            self.od.add_draws(self.row.id, sysrow.id, rounds, st.keys[picks], dens[picks], kind,
+                              None if have else dict(zip(st.keys[on].tolist(),
+                                                         dens[on].tolist())))
+            return d
         members = st.uni.novel() if kind == joint.NOVEL else st.uni.memb
         out = np.flatnonzero(members[:, target])
-        rng = np.random.default_rng([self.row.seed, target, rounds])
         drawn = st.keys[rng.choice(out, size=d, replace=True)]
         self.od.add_draws(self.row.id, sysrow.id, rounds, drawn, 1.0 / len(out), kind)
         return d

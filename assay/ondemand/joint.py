@@ -29,19 +29,18 @@ already sampled by their draws, so new labels go where nothing was sampled yet.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
-from assay.core.mixture import (draws_needed, mixture_mean, model_variance,
-                                 optimal_weights_fast, ratio_mixture_mean)
+from assay.core.mixture import mixture_mean, optimal_weights_fast, ratio_mixture_mean
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
 from assay.core.types import Estimate
 
 RULES = ("optimal", "overlap", "own")
-OWN, NOVEL = "own", "novel"
+OWN, NOVEL, FILL = "own", "novel", "fill"
 DEFENSIVE = 0.05
 
 
@@ -57,9 +56,16 @@ class Units:
 
 @dataclass(frozen=True)
 class Universe:
-    """The pooled items' membership (systems in order of arrival)."""
+    """The pooled items' membership (systems in order of arrival); optionally each system's
+    *fill* proposal density over the rows (``fill``, rows × m, a zero column for a system
+    without one; see :func:`fill_density`) and the systems' target distributions p_k
+    (``target``, rows × m; default uniform over each output — instance-level scores; see
+    :mod:`assay.ondemand.structured` for relation- and entity-level ones)."""
 
     memb: np.ndarray
+    fill: np.ndarray | None = None
+    target: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def m(self) -> int:
@@ -79,39 +85,85 @@ class Universe:
         out[:, 0] = False
         return out
 
+    def targets(self) -> np.ndarray:
+        """p_k(x) for every row and system k."""
+        if self.target is not None:
+            return np.asarray(self.target, dtype=np.float64)
+        return self.memb.astype(np.float64) / np.maximum(self.sizes, 1)
+
     def density(self) -> np.ndarray:
         """Target densities: p_k(x) for every system k and, last column, the pool's."""
-        memb = self.memb.astype(np.float64)
-        return np.column_stack([memb / np.maximum(self.sizes, 1), np.ones(len(memb))
-                                / max(len(memb), 1)])
+        return np.column_stack([self.targets(), np.ones(len(self.memb))
+                                / max(len(self.memb), 1)])
 
-    def proposals(self, memb: np.ndarray | None = None) -> np.ndarray:
-        """Proposal densities (rows × 2m): own sets, then novel sets."""
-        mb = self.memb if memb is None else memb
-        nov = self.novel(mb)
-        return np.column_stack([mb / np.maximum(self.sizes, 1),
-                                nov / np.maximum(self.novel().sum(axis=0), 1)])
+    def proposals(self) -> np.ndarray:
+        """Proposal densities (rows × 3m): own sets, novel sets, fill proposals."""
+        nov = self.novel()
+        fill = (np.zeros(self.memb.shape) if self.fill is None
+                else np.asarray(self.fill, dtype=np.float64))
+        return np.column_stack([self.memb / np.maximum(self.sizes, 1),
+                                nov / np.maximum(nov.sum(axis=0), 1), fill])
 
     def patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Distinct rows: target densities (p × m), proposal densities (p × 2m), counts."""
-        pats, mult = np.unique(self.memb, axis=0, return_counts=True)
-        return pats / np.maximum(self.sizes, 1), self.proposals(pats), mult
+        """Distinct rows: target densities (p × m), proposal densities (p × 3m), counts."""
+        t, q, first, _, mult = self.groups()
+        return t[first], q[first], mult
+
+    def groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every row's target and proposal densities; per distinct row (pattern) its first
+        row; per row its pattern; per pattern its number of rows."""
+        if "groups" in self._cache:
+            return self._cache["groups"]
+        t, q = self.targets(), self.proposals()
+        # a fill density is a function of the membership row (it is made from the draw counts
+        # and the densities of earlier sets, all functions of it): only p_k may differ
+        # between items of one membership pattern
+        key = _row_keys(self.memb)
+        if self.target is not None:
+            key = _row_keys(np.column_stack([key.view(np.uint8).reshape(len(key), -1),
+                                             np.ascontiguousarray(t).view(np.uint8)]))
+        _, first, inv, mult = np.unique(key, return_index=True, return_inverse=True,
+                                        return_counts=True)
+        out = (t, q, first, np.asarray(inv).reshape(-1), mult)
+        self._cache["groups"] = out
+        return out
+
+
+def _row_keys(a: np.ndarray) -> np.ndarray:
+    """One sortable scalar per row, equal exactly for equal rows (bool rows packed into
+    integers when they fit, else the rows' bytes)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype == bool:
+        packed = np.packbits(a, axis=1)
+        if packed.shape[1] <= 8:
+            out = np.zeros((len(a), 8), dtype=np.uint8)
+            out[:, :packed.shape[1]] = packed
+            return out.view(np.uint64).reshape(-1)
+        a = packed
+    a = np.ascontiguousarray(a.view(np.uint8).reshape(len(a), -1))
+    return a.view(np.dtype((np.void, a.shape[1]))).reshape(-1)
+
+
+def drawn(n: np.ndarray, i: int, m: int) -> float:
+    """Draws of system i's sets (own, novel, fill) in the counts n (3m,)."""
+    return float(n[i] + n[m + i] + n[2 * m + i])
 
 
 def _floor_on(n: np.ndarray, i: int, m: int) -> int:
-    return i if n[i] > 0 else m + i
+    """The set of system i that keeps the mixture's floor: own, else novel, else fill."""
+    return next((k for k in (i, m + i, 2 * m + i) if n[k] > 0), i)
 
 
 def mixtures(uni: Universe, n: np.ndarray, rate: float, rule: str = "optimal",
              only: list[int] | None = None, normalised: bool = True) -> dict[int, np.ndarray]:
-    """One mixture π over the 2m proposals per system (``only`` those): ``optimal`` (least
+    """One mixture π over the 3m proposals per system (``only`` those): ``optimal`` (least
     model variance, :func:`assay.core.mixture.optimal_weights_fast`), ``overlap`` (kbp-online's
     heuristic π_k ∝ n_k Σ_x p_i(x) Q_k(x)) or ``own`` (the system's own draws alone: simple,
     per-system sampling)."""
     m = uni.m
     targets = range(m) if only is None else only
     if rule == "own":
-        return {i: np.eye(2 * m)[i] for i in targets}
+        return {i: np.eye(3 * m)[i] for i in targets}
     tp, qp, mult = uni.patterns()
     if rule == "overlap":
         out = {}
@@ -146,10 +198,10 @@ def _moments(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
     m = uni.m
     q_all, t_all = uni.proposals(), uni.density()
     dens, tgt = q_all[item[ok]], t_all[item[ok]]
-    n = np.bincount(src[ok], minlength=2 * m)
+    n = np.bincount(src[ok], minlength=3 * m)
     mu, cov = np.full((m, 2), np.nan), np.full((m, 2, 2), np.nan)
     for i, pi in pis.items():
-        if n[i] + n[m + i] < 2:
+        if drawn(n, i, m) < 2:
             continue
         if np.all(q_all @ pi > 0):              # the mixture covers the pool: both columns
             mu[i], cov[i] = mean(src[ok], dens, tgt[:, [i, m]], f[ok], pi)
@@ -166,9 +218,9 @@ def estimate(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
     docstring); the mixture rule as in :func:`mixtures`."""
     m = uni.m
     ok = ~np.isnan(f)
-    n = np.bincount(src[ok], minlength=2 * m)
+    n = np.bincount(src[ok], minlength=3 * m)
     rate = float(np.mean(f[ok])) if ok.any() else 0.5
-    pis = mixtures(uni, n, rate, rule, [i for i in range(m) if n[i] + n[m + i] > 0],
+    pis = mixtures(uni, n, rate, rule, [i for i in range(m) if drawn(n, i, m) > 0],
                    normalised)
     mu, cov = _moments(uni, src, item, f, pis, normalised)
     sizes, pool = uni.sizes, len(uni.memb)
@@ -191,8 +243,8 @@ def precision_half_width(uni: Universe, src: np.ndarray, item: np.ndarray, f: np
     every labelled draw, under its optimal mixture; (NaN, inf) before it has two draws."""
     m = uni.m
     ok = ~np.isnan(f)
-    n = np.bincount(src[ok], minlength=2 * m)
-    if n[target] + n[m + target] < 2:
+    n = np.bincount(src[ok], minlength=3 * m)
+    if drawn(n, target, m) < 2:
         return math.nan, math.inf
     pis = mixtures(uni, n, float(np.mean(f[ok])), "optimal", [target], normalised)
     mu, cov = _moments(uni, src, item, f, pis, normalised)
@@ -200,169 +252,61 @@ def precision_half_width(uni: Universe, src: np.ndarray, item: np.ndarray, f: np
     return float(mu[target, 0]), z * math.sqrt(max(float(cov[target, 0, 0]), 0.0))
 
 
-def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
-         half_width: float, confidence: float, cap: int, minimum: int = 10,
-         normalised: bool = True) -> tuple[int, str]:
-    """How many new draws, and from which of system ``target``'s sets (own or novel), bring the
-    conservative bound on its precision half-width to ``half_width``
-    (:func:`assay.core.mixture.draws_needed`), given every draw so far: the set whose draws
-    are expected to need fewer new labels (a draw on an item already labelled is free).
-    The rate interval the bound maximises over: the system's current interval when it has
-    draws; before, a 95% Wilson interval from the labelled items of its output (a planning
-    value only); (0, 1) when none is labelled."""
-    m = uni.m
-    ok = ~np.isnan(f)
-    n = np.bincount(src[ok], minlength=2 * m).astype(np.float64)
-    est, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
-    if math.isfinite(hw):
-        rate: tuple[float, float] = (max(est - hw, 0.0), min(est + hw, 1.0))
-    else:
-        mine = uni.memb[item[ok], target]
-        k, t = float(f[ok][mine].sum()), float(mine.sum())
-        rate = (0.0, 1.0) if t == 0 else _wilson(k, t)
-    tp, qp, mult = uni.patterns()
-    rates = pattern_rates(uni, item[ok], f[ok], target) if RATE_MODEL else None
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    fresh = n[target] + n[m + target] == 0
-    if rates is not None and not fresh:
-        half_width = _calibrated(uni, n, target, qp, tp, mult, rates, hw, half_width, z,
-                                 normalised)
-    labelled = np.zeros(len(uni.memb), dtype=bool)
-    labelled[item[ok]] = True
-    best = (True, math.inf, cap + 1, OWN)     # (misses the width, new labels, draws, set)
-    for kind, k in ((OWN, target), (NOVEL, m + target)):
-        if kind == NOVEL and (target == 0 or not uni.novel()[:, target].any()):
-            continue
-        if kind == NOVEL and fresh and n[:target].sum() == 0:
-            continue
-        # a set not drawn from yet gets at least ``minimum`` draws (two draws of a new set
-        # give its variance a noisy estimate); a top-up of a set already drawn from, one
-        least = min(minimum, cap) if n[k] == 0 else 1
-        try:
-            d = draws_needed(qp, n, target, half_width, z, rate, cap, mult,
-                             minimum=least, normalised=normalised,
-                             target_density=tp[:, target], add_to=k, rates=rates)
-            if OPTIMAL_PLAN and d > 1:
-                d = _refine(qp, tp[:, target], mult, n, target, k, d, half_width, z, rate,
-                            normalised, least, rates)
-        except ValueError:                    # the set does not cover the output: skip it
-            continue
-        members = uni.memb[:, target] if kind == OWN else uni.novel()[:, target]
-        cost = d * float(np.mean(~labelled[members]))   # draws on labelled items are free
-        # a set that cannot reach the width within the cap (a small novel part: the variance
-        # sits in the shared part) loses to one that can; among those, fewer new labels win
-        reach = d < cap
-        best = min(best, (not reach, cost, d, kind))
-    return min(best[2], cap), best[3]
-
-
-OPTIMAL_PLAN = True
-RATE_MODEL = True
-CALIBRATION = (0.25, 4.0)
-
-
-def _calibrated(uni: Universe, n: np.ndarray, target: int, qp: np.ndarray, tp: np.ndarray,
-                mult: np.ndarray, rates: np.ndarray, hw: float, half_width: float, z: float,
-                normalised: bool) -> float:
-    """The half-width the planning model must reach so that the realised one reaches
-    ``half_width``: the model's variance at the current draws and the estimate's differ by a
-    factor κ = V̂/V_model (the rates are a model, the draws a sample), taken to hold for the
-    next few draws too; κ kept within :data:`CALIBRATION`."""
-    m = uni.m
-    pi = defend(optimal_weights_fast(qp, n, target, 0.5, mult, normalised=normalised,
-                                     target_density=tp[:, target],
-                                     floor_on=_floor_on(n, target, m)), n)
-    v = model_variance(qp, n, target, pi, 0.5, mult, normalised, tp[:, target], rates)
-    if not (v > 0 and math.isfinite(hw) and hw > 0):
-        return half_width
-    kappa = float(np.clip((hw / z) ** 2 / v, *CALIBRATION))
-    return half_width / math.sqrt(kappa)
-
-
-def pattern_rates(uni: Universe, item: np.ndarray, f: np.ndarray, target: int,
-                  prior: float = 2.0) -> np.ndarray:
-    """A planning rate for each distinct membership pattern (the rows of
-    :meth:`Universe.patterns`): the labelled share of true items among system ``target``'s
-    items output by as many systems (the vote count v), shrunk towards that share over every
-    system's items with v votes (weight ``prior``), itself shrunk towards the overall labelled
-    rate (weight 1). Within a pattern every item has the same proposal densities, so the
-    labelled items of a pattern are a uniform sample of it; the vote count pools patterns
-    whose rates are alike (items that many systems output are more often true). A planning
-    value only: the estimates and their intervals never use it.
-
-    >>> uni = Universe(np.array([[1, 0], [1, 1], [0, 1]], dtype=bool))
-    >>> pattern_rates(uni, np.array([0, 1]), np.array([0.0, 1.0]), 0).round(2).tolist()
-    [0.25, 0.17, 0.83]
-    """
-    pats, inv = np.unique(uni.memb, axis=0, return_inverse=True)
-    inv = np.asarray(inv).reshape(-1)
-    votes = pats.sum(axis=1)
-    m = uni.m
-    seen, first = np.unique(np.asarray(item, dtype=np.int64), return_index=True)
-    lab = np.asarray(f, dtype=np.float64)[first]
-    overall = float(lab.mean()) if lab.size else 0.5
-    v_seen, mine = votes[inv[seen]], pats[inv[seen], target]
-    k_all = np.bincount(v_seen, weights=lab, minlength=m + 1)
-    n_all = np.bincount(v_seen, minlength=m + 1)
-    k_own = np.bincount(v_seen[mine], weights=lab[mine], minlength=m + 1)
-    n_own = np.bincount(v_seen[mine], minlength=m + 1)
-    r_all = (k_all + overall) / (n_all + 1.0)
-    r_own = (k_own + prior * r_all) / (n_own + prior)
-    return np.where(pats[:, target], r_own[votes], r_all[votes])
-
-
-def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, target: int,
-            k: int, d_max: int, half_width: float, z: float, rate: tuple[float, float],
-            normalised: bool, minimum: int, rates: np.ndarray | None = None) -> int:
-    """The least d ≤ ``d_max`` (the overlap-weights bound's answer) whose bound under the
-    optimal mixture for n + d meets the width; bisection."""
-    m = len(n) // 2
-
-    def ok(d: int) -> bool:
-        nn = n.copy()
-        nn[k] += d
-        pi = defend(optimal_weights_fast(qp, nn, target, 0.5, mult, normalised=normalised,
-                                         target_density=tdens,
-                                         floor_on=_floor_on(nn, target, m)), nn)
-        v = model_variance(qp, nn, target, pi, rate, mult, normalised, tdens, rates)
-        return z * math.sqrt(v) <= half_width
-    lo, hi = minimum, d_max
-    if ok(lo):
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
-
-
-def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
-               rounds: int, room: int, half_width: float, confidence: float,
-               max_rounds: int = 4, minimum: int = 10, normalised: bool = True
-               ) -> tuple[int, str]:
-    """The on-demand rule for a submission (the campaign and the simulations share it): 0 —
-    stop — when system ``target``'s realised precision half-width is at most ``half_width``,
-    when ``room`` (what the caps leave) is used up or ``max_rounds`` rounds were made; else
-    :func:`plan`'s number of draws (within ``room``) and set."""
-    _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
-    if hw <= half_width or room <= 0 or rounds >= max_rounds:
-        return 0, OWN
-    d, kind = plan(uni, src, item, f, target, half_width, confidence, room, minimum,
-                   normalised)
-    return max(2, min(d, room)) if room >= 2 else room, kind
 
 
 def proposal_index(system: np.ndarray, kind: np.ndarray, m: int) -> np.ndarray:
-    """The proposal index of each draw: its system's position, plus m for a novel set."""
-    return np.asarray(system, dtype=np.int64) + m * (np.asarray(kind) == NOVEL)
+    """The proposal index of each draw: its system's position, plus m for a novel set, plus 2m
+    for a fill proposal."""
+    k = np.asarray(kind)
+    return (np.asarray(system, dtype=np.int64) + m * (k == NOVEL).astype(np.int64)
+            + 2 * m * (k == FILL).astype(np.int64))
 
 
-def _wilson(k: float, n: float, z: float = 1.96) -> tuple[float, float]:
-    p = k / n
-    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(mid - half, 0.0), min(mid + half, 1.0)
+def fill_density(uni: Universe, n: np.ndarray, target: int, d: int) -> np.ndarray:
+    """System ``target``'s *fill* proposal for d new draws: with ñ(x) = Σ_j n_j Q_j(x) the
+    draws the sets so far are expected to put on x, r(x) = (L p_target(x) − ñ(x))₊ / d, the
+    level L such that Σ_x r(x) = 1 (water filling). Under the balance heuristic the
+    self-normalised variance is μ(1 − μ) Σ_x p(x)²/ñ(x) (ñ the expected draws at x over all
+    sets, :func:`assay.core.mixture.model_variance` with π_j ∝ n_j); for d more draws,
+    minimising Σ_x p²/(ñ + d r) over r on the simplex gives (Lagrange) ñ + d r ∝ p where
+    r > 0: the new draws raise the least-sampled items of the output to one level and leave
+    the well-sampled ones alone. The novel set (ñ = 0) and the own set (ñ ignored) are the two
+    ends. A function of the submissions and the draw counts, not of the labels.
+
+    >>> uni = Universe(np.array([[1, 0], [1, 1], [0, 1]], dtype=bool))
+    >>> fill_density(uni, np.array([4, 0, 0, 0, 0, 0]), 1, 2).round(2).tolist()
+    [0.0, 0.0, 1.0]
+    >>> fill_density(uni, np.array([4, 0, 0, 0, 0, 0]), 1, 6).round(2).tolist()
+    [0.0, 0.33, 0.67]
+    """
+    t, q, first, inv, mult = uni.groups()
+    return water_fill(t[first][:, target], q[first] @ np.asarray(n, dtype=np.float64), mult,
+                      d)[inv]
 
 
-__all__ = ["DEFENSIVE", "NOVEL", "OWN", "RULES", "Units", "Universe", "defend", "estimate",
-           "mixtures", "next_draws",
+def water_fill(tp: np.ndarray, have: np.ndarray, mult: np.ndarray, d: int) -> np.ndarray:
+    """:func:`fill_density` per pattern: p_target ``tp``, expected draws ``have`` and
+    multiplicity ``mult`` of each pattern; the density of one item of each pattern.
+
+    >>> water_fill(np.array([0.5, 0.5]), np.array([2.0, 0.0]), np.array([1, 1]), 6).round(2).tolist()
+    [0.33, 0.67]
+    """
+    r = np.zeros(len(tp))
+    on = np.flatnonzero(tp > 0)
+    if on.size == 0 or d <= 0:
+        return r
+    b = have[on] / tp[on]
+    order = np.argsort(b, kind="stable")
+    a_cum = np.cumsum(mult[on][order] * tp[on][order])
+    b_cum = np.cumsum(mult[on][order] * have[on][order])
+    levels = (d + b_cum) / a_cum
+    k = int(np.flatnonzero(levels > b[order])[-1])
+    r[on] = np.maximum(levels[k] * tp[on] - have[on], 0.0) / d
+    return r
+
+
+from assay.ondemand.planning import next_draws, pattern_rates, plan  # noqa: E402  (re-exported)
+
+__all__ = ["DEFENSIVE", "FILL", "NOVEL", "OWN", "RULES", "Units", "Universe", "defend",
+           "drawn", "estimate", "fill_density", "water_fill", "mixtures", "next_draws", "pattern_rates",
            "plan", "precision_half_width", "proposal_index"]

@@ -11,9 +11,13 @@ and annotator — never by a campaign or system).
 * ``assay_od_units`` / ``assay_od_unit_truth`` — the exhaustively annotated units and their true
   items (a unit may have none);
 * ``assay_od_draws`` — every draw: the item, the system and which of its sets it came from
-  (``own``: its output; ``novel``: its output minus earlier systems'), the probability it had,
+  (``own``: its output; ``novel``: its output minus earlier systems'; ``fill``: the system's
+  fill proposal), the probability it had,
   the submission round (unique per system, round and position, so a
-  replayed plan inserts nothing twice).
+  replayed plan inserts nothing twice);
+* ``assay_od_fill`` — a system's fill proposal: the density it gives each item of its output
+  that it can draw (written with the proposal's first draws, in one transaction; a table added
+  after version 1 was released, created on first use in an older store).
 
 :func:`ensure_ondemand_schema` creates what is missing (idempotent; version 1 of these tables).
 """
@@ -85,13 +89,20 @@ unit_truth_table = Table(
     Column("item", Text, primary_key=True),
 )
 
+fill_table = Table(
+    "assay_od_fill", od_metadata,
+    Column("system_id", Integer, ForeignKey("assay_od_systems.id"), primary_key=True),
+    Column("item", Text, primary_key=True),
+    Column("density", Float, nullable=False),
+)
+
 od_draws_table = Table(
     "assay_od_draws", od_metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("campaign_id", Integer, ForeignKey("assay_od_campaigns.id"), nullable=False),
     Column("system_id", Integer, ForeignKey("assay_od_systems.id"), nullable=False),
     Column("round", Integer, nullable=False),
-    Column("proposal", String(8), nullable=False),     # own | novel: the set drawn from
+    Column("proposal", String(8), nullable=False),     # own | novel | fill: the set drawn from
     Column("position", Integer, nullable=False),
     Column("item", Text, nullable=False),
     Column("probability", Float, nullable=False),
@@ -106,6 +117,7 @@ def ensure_ondemand_schema(conn: Connection) -> None:
         od_metadata.create_all(conn, checkfirst=True)
 
 
-__all__ = ["OD_SCHEMA_VERSION", "campaigns_table", "ensure_ondemand_schema", "items_table",
+__all__ = ["OD_SCHEMA_VERSION", "campaigns_table", "ensure_ondemand_schema", "fill_table",
+           "items_table",
            "od_draws_table", "od_metadata", "outputs_table", "systems_table",
            "unit_truth_table", "units_table"]

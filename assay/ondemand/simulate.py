@@ -9,24 +9,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assay.ondemand import joint
+from assay.ondemand import joint, planning
 from assay.ondemand.campaign import MAX_ROUNDS, MINIMUM_DRAWS
 
 
 @dataclass(frozen=True)
 class InTurn:
-    """Draws of a campaign run in turn: system, set (own/novel), item row (of ``memb``), label;
-    and the new labels each submission paid for."""
+    """Draws of a campaign run in turn: system, set (own/novel/fill), item row (of ``memb``),
+    label; the new labels each submission paid for; each system's fill density over the rows
+    of ``memb`` (a zero column when it drew from none)."""
 
     system: np.ndarray
     kind: np.ndarray
     item: np.ndarray
     f: np.ndarray
     labels_by_system: np.ndarray
+    fill: np.ndarray | None = None
 
     def src(self, m: int) -> np.ndarray:
         """Proposal indices for a universe of the first m systems."""
         return joint.proposal_index(self.system, self.kind, m)
+
+    def universe(self, memb: np.ndarray, target: np.ndarray | None = None
+                 ) -> tuple[joint.Universe, np.ndarray]:
+        """The pool of ``memb``'s systems as a universe (with the fill proposals the campaign
+        made; ``target`` densities over ``memb``'s rows, if any) and each draw's row of it."""
+        rows = np.flatnonzero(memb.any(axis=1))
+        local = np.full(memb.shape[0], -1)
+        local[rows] = np.arange(len(rows))
+        fill = None if self.fill is None else self.fill[rows][:, :memb.shape[1]]
+        tg = None if target is None else np.asarray(target)[rows]
+        return joint.Universe(memb[rows], fill=fill, target=tg), local[self.item]
 
 
 def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
@@ -41,14 +54,15 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
     item: list[int] = []
     seen: set[int] = set()
     paid = np.zeros(m, dtype=np.int64)
+    fill = np.zeros(memb.shape, dtype=np.float64)
     for t in range(m):
         rows = np.flatnonzero(memb[:, :t + 1].any(axis=1))
         local = np.full(memb.shape[0], -1)
         local[rows] = np.arange(len(rows))
-        uni = joint.Universe(memb[rows][:, :t + 1])
-        sets = {joint.OWN: np.flatnonzero(uni.memb[:, t]),
-                joint.NOVEL: np.flatnonzero(uni.novel()[:, t])}
         for r in range(MAX_ROUNDS + 1):
+            uni = joint.Universe(memb[rows][:, :t + 1], fill=fill[rows][:, :t + 1])
+            sets = {joint.OWN: np.flatnonzero(uni.memb[:, t]),
+                    joint.NOVEL: np.flatnonzero(uni.novel()[:, t])}
             s = joint.proposal_index(np.array(system, dtype=np.int64),
                                      np.array(kinds, dtype=object), t + 1)
             idx = np.array(item, dtype=np.int64)
@@ -57,12 +71,18 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
             room = submission_cap - own
             if campaign_cap is not None:
                 room = min(room, campaign_cap - len(seen))
-            d, kind = joint.next_draws(uni, s, it, f, t, r, room, float(targets[t]),
+            d, kind = planning.next_draws(uni, s, it, f, t, r, room, float(targets[t]),
                                        confidence, MAX_ROUNDS, MINIMUM_DRAWS)
             if d == 0:
                 break
             rng = np.random.default_rng([seed, t, r])
-            picks = rows[rng.choice(sets[kind], size=d, replace=True)]
+            if kind == joint.FILL:
+                if not fill[:, t].any():
+                    fill[rows, t] = planning.new_fill(uni, s, f, t, d)
+                dens = fill[rows, t]
+                picks = rows[rng.choice(len(rows), size=d, p=dens / dens.sum())]
+            else:
+                picks = rows[rng.choice(sets[kind], size=d, replace=True)]
             for p in picks.tolist():
                 system.append(t)
                 kinds.append(kind)
@@ -72,7 +92,7 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
                     paid[t] += 1
     idx = np.array(item, dtype=np.int64)
     return InTurn(np.array(system, dtype=np.int64), np.array(kinds, dtype=object), idx,
-                  truth[idx].astype(np.float64), paid)
+                  truth[idx].astype(np.float64), paid, fill)
 
 
 @dataclass(frozen=True)

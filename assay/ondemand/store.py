@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import func, select, update
 
@@ -16,7 +17,7 @@ from assay.errors import StoreError
 from assay.labels.schema import NAME_LENGTH, now
 from assay.labels.store import LabelStore, _retry_locked, _store_errors
 from assay.ondemand.schema import (OD_SCHEMA_VERSION, campaigns_table, ensure_ondemand_schema,
-                                   items_table, od_draws_table, outputs_table, systems_table,
+                                   fill_table, items_table, od_draws_table, outputs_table, systems_table,
                                    unit_truth_table, units_table)
 
 STRUCTURE = ("unit", "subject", "relation")
@@ -162,12 +163,22 @@ class OnDemandStore:
     # -- draws -------------------------------------------------------------------------------
     @_store_errors
     def add_draws(self, campaign_id: int, system_id: int, round_: int, items: Iterable[str],
-                  probability: float, proposal: str = "own") -> None:
+                  probability: float | Iterable[float], proposal: str = "own",
+                  fill: Mapping[str, float] | None = None) -> None:
+        """Record a round's draws (``probability`` one for all, or one per draw) and, with the
+        first draws of a fill proposal, its density per item (``fill``), in one transaction."""
+        items = list(items)
+        probs = ([float(probability)] * len(items) if np.ndim(probability) == 0
+                 else [float(p) for p in probability])     # type: ignore[union-attr]
         rows = [{"campaign_id": campaign_id, "system_id": system_id, "round": round_,
-                 "proposal": proposal, "position": k, "item": it,
-                 "probability": float(probability)}
-                for k, it in enumerate(items)]
+                 "proposal": proposal, "position": k, "item": it, "probability": p}
+                for k, (it, p) in enumerate(zip(items, probs))]
         with self.engine.begin() as conn:
+            if fill:
+                dens = [{"system_id": system_id, "item": k, "density": float(v)}
+                        for k, v in fill.items()]
+                for a in range(0, len(dens), _CHUNK):
+                    conn.execute(self.labels._insert(fill_table), dens[a:a + _CHUNK])
             for a in range(0, len(rows), _CHUNK):
                 conn.execute(self.labels._insert(od_draws_table), rows[a:a + _CHUNK])
 
@@ -180,6 +191,15 @@ class OnDemandStore:
         with self.engine.connect() as conn:
             return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "round", "proposal",
                                                                 "item", "probability"])
+
+    @_store_errors
+    def fills(self, campaign_id: int) -> pd.DataFrame:
+        """(system_id, item, density) of every fill proposal of the campaign."""
+        fl, s = fill_table, systems_table
+        q = select(fl.c.system_id, fl.c.item, fl.c.density).join(
+            s, s.c.id == fl.c.system_id).where(s.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "item", "density"])
 
     @_store_errors
     def rounds(self, system_id: int) -> int:
