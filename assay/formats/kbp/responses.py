@@ -125,8 +125,39 @@ _WHITE = re.compile(r"\s")
 _TRIPLE1 = re.compile(r"^[^:]+:\d+-\d+$")
 
 
+_GOOD_SLOTS: set[str] = set()      # submission columns already checked (a run repeats them)
+_GOOD_RUNIDS: set[str] = set()
+_GOOD_CONF: set[str] = set()
+_GOOD_VTYPES = set(VALUE_TYPES) | {v.lower() for v in VALUE_TYPES}
+
+
+def _submission(fields: list[str], source: str, n: int, text: str) -> Response | None:
+    """Fast path of a well-formed submission line (slot, run ID and confidence looked up in
+    sets of values already checked); ``None`` sends the line to :func:`parse_line`'s checks,
+    which name the problem."""
+    if len(fields) != NCOLS or not all(map(str.strip, fields)):
+        return None
+    qtext, slot, runid, rel, value, vtype, vprov, conf = fields
+    if slot not in _GOOD_SLOTS or runid not in _GOOD_RUNIDS or conf not in _GOOD_CONF \
+            or vtype not in _GOOD_VTYPES:
+        return None
+    parts = parse_queryid(qtext)
+    if parts is None or parts.ldc or parts.level > 1:
+        return None
+    try:
+        rp, vp = parse_provenance(rel), parse_provenance(vprov)
+    except ProvenanceError:
+        return None
+    return Response(SUBMISSION, source, n, text, qtext, parts, slot, rp, value, vp, runid, vtype,
+                    conf)
+
+
 def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> Response:
     """One split line of a file of ``kind`` as a :class:`Response`."""
+    if kind == SUBMISSION:
+        fast = _submission(fields, source, n, text)
+        if fast is not None:
+            return fast
     ncols = EXPANDED_NCOLS if kind == EXPANDED_ASSESSMENT else NCOLS
     if len(fields) != ncols:
         raise _err(source, n, 1, f"wrong number of columns ({len(fields)})",
@@ -148,9 +179,13 @@ def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> 
         if not _CONFIDENCE.match(conf):
             raise _err(source, n, 8, f"confidence {conf!r} is not a number in (0, 1]",
                        "e.g. 1.0 or 0.75")
-        return Response(SUBMISSION, source, n, text, qtext, parts, slot,
-                        _prov(source, n, 4, rel), value, _prov(source, n, 7, vprov),
-                        runid=runid, value_type=vtype, confidence=conf)
+        out = Response(SUBMISSION, source, n, text, qtext, parts, slot,
+                       _prov(source, n, 4, rel), value, _prov(source, n, 7, vprov),
+                       runid=runid, value_type=vtype, confidence=conf)
+        _GOOD_SLOTS.add(slot)               # every check passed: later lines skip them
+        _GOOD_RUNIDS.add(runid)
+        _GOOD_CONF.add(conf)
+        return out
     col = _ASSESS_COLS[ncols]
     f = {k: fields[c - 1] for k, c in col.items()}
     if "sprov" in f and not _TRIPLE1.match(f["sprov"]):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import glob
+import multiprocessing
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -128,9 +129,66 @@ def _score_files(paths: list[str], opts: Options, queries: str | None,
     query_files, response_files = _files(paths)
     ld = load(query_files, response_files, opts.expand)
     to_score, warnings = queries_to_score(ld, queries)
+    runs = runids or ld.runids
+    jobs = _jobs(opts.jobs, len(runs), sum(len(v) for v in ld.by_run.values()))
+    per_run = _score_parallel(ld, opts, runs, to_score, jobs) if jobs > 1 else None
+    if per_run is None:                 # one process (or a worker met an error: redo it here)
+        per_run = [_score_one(ld, opts, r, to_score) for r in runs]
+    text = "".join(t for t, _, _ in per_run)
+    notes = [n for _, ns, _ in per_run for n in ns]
+    tree_notes = [n for _, _, ns in per_run for n in ns]
+    return Result(text, tuple(ld.warnings + warnings), tuple(notes + ld.notes + tree_notes))
+
+
+PARALLEL_MIN_ANSWERS = 200_000      # below this, forking costs more than it saves
+
+
+def _jobs(asked: int, nruns: int, nanswers: int) -> int:
+    """Worker processes: ``asked`` if > 0, else the CPU count (at most 2 on this project's
+    machines) for a large case; never more than the runs."""
+    if asked <= 0:
+        if nanswers < PARALLEL_MIN_ANSWERS or not hasattr(os, "fork"):
+            return 1
+        asked = min(2, os.cpu_count() or 1)
+    return max(1, min(asked, nruns))
+
+
+def _score_one(ld: Loaded, opts: Options, runid: str,
+               to_score: dict[str, int | None]) -> tuple[str, list[str], list[str]]:
+    """One run's report, its LDC notes and the tree notes it adds (each run is independent:
+    the caches it fills in ``ld`` depend only on the assessments and the query set)."""
     notes: list[str] = []
-    text = "".join(score_run(ld, opts, r, to_score, notes) for r in (runids or ld.runids))
-    return Result(text, tuple(ld.warnings + warnings), tuple(notes + ld.notes))
+    before = len(ld.notes)
+    text = score_run(ld, opts, runid, to_score, notes)
+    tree_notes = ld.notes[before:]
+    del ld.notes[before:]
+    return text, notes, tree_notes
+
+
+_SHARED: tuple | None = None         # (ld, opts, to_score) inherited by forked workers
+
+
+def _worker(runid: str) -> tuple[str, list[str], list[str]] | None:
+    assert _SHARED is not None
+    ld, opts, to_score = _SHARED
+    try:
+        return _score_one(ld, opts, runid, to_score)
+    except Exception:                   # the parent redoes the whole scoring and raises it
+        return None
+
+
+def _score_parallel(ld: Loaded, opts: Options, runs: list[str], to_score: dict[str, int | None],
+                    jobs: int) -> list[tuple[str, list[str], list[str]]] | None:
+    """Runs scored by ``jobs`` forked processes sharing the loaded data (copy on write);
+    ``None`` if a worker failed."""
+    global _SHARED
+    _SHARED = (ld, opts, to_score)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            out = pool.map(_worker, runs, chunksize=max(1, len(runs) // (4 * jobs)))
+    finally:
+        _SHARED = None
+    return None if any(o is None for o in out) else out  # type: ignore[return-value]
 
 
 __all__ = ["Result", "queries_to_score", "score_files", "score_run"]

@@ -3,7 +3,8 @@
 ``cs-score {-switch {-switch ...}} files...`` with the original's switches (``-tabs``,
 ``-expand BASE``, ``-queries FILE|ID:ID``, ``-discipline``, ``-right``, ``-wrong``, ``-ignore``,
 ``-fields``, ``-runids``, ``-output_file``, ``-error_file``, ``-version``, ``-help``) and
-assay's ``--fix-duplicates`` and ``--fix-precision`` (the rules of v3.0; docs/csscore.md).
+assay's ``--fix-duplicates`` and ``--fix-precision`` (the rules of v3.0; docs/csscore.md) and
+``--jobs N`` (runs scored in N processes; same output).
 Switches come first, as in the original. Files ending in ``.xml`` are query files; the others
 (or the ``*.tab.txt`` files of a folder) are submissions and assessments, loaded in order.
 Bad input: one line on stderr naming file, line and column, exit code 2.
@@ -46,6 +47,7 @@ Legal switches are:
 assay extensions:
   --fix-duplicates      Count a redundant right answer to a single-valued slot once (v3.0)
   --fix-precision       Precision = Right / (Right + Wrong) (v3.0; v2.4.4: Right / (Submitted - Ignored))
+  --jobs <n>            Processes scoring runs (Default: 2 when over 200,000 answers, else 1)
 parameters are:
   files  Query files (*.xml), submission files and assessment files (Required).
 """
@@ -65,6 +67,11 @@ def parse_args(argv: list[str]) -> tuple[dict[str, object], list[str]]:
         word = argv[i]
         if word in ("--fix-duplicates", "--fix-precision"):
             sw[word[2:].replace("-", "_")] = True
+        elif word == "--jobs":
+            if i + 1 >= len(argv) or not argv[i + 1].isdigit():
+                raise UsageError("switch --jobs needs a number of processes")
+            i += 1
+            sw["jobs"] = int(argv[i])
         elif word[1:] in _VALUED:
             if i + 1 >= len(argv):
                 raise UsageError(f"switch {word} needs a value")
@@ -86,7 +93,8 @@ def options(sw: dict[str, object]) -> Options:
                    expand=str(sw["expand"]) if "expand" in sw else None,
                    fields=str(sw.get("fields", DEFAULT_FIELDS)), tabs=bool(sw.get("tabs")),
                    fix_duplicates=bool(sw.get("fix_duplicates")),
-                   fix_precision=bool(sw.get("fix_precision")), verbose=bool(sw.get("verbose")))
+                   fix_precision=bool(sw.get("fix_precision")), verbose=bool(sw.get("verbose")),
+                   jobs=int(sw.get("jobs", 0)))  # type: ignore[call-overload]
     if opts.discipline not in DISCIPLINES:
         raise UsageError(f"-discipline {opts.discipline}: expected one of {', '.join(DISCIPLINES)}")
     for category, spec in opts.policy().items():

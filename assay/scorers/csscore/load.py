@@ -93,28 +93,40 @@ def load(query_files: list[str], response_files: list[str], expand_base: str | N
 
 
 def _add(ld: Loaded, r: Response, runids: set[str]) -> None:
-    q = ld.queries.get(r.query_id)
+    parts = r.parts
+    q = ld.queries.get(parts.query_id)
     if q is None:
-        hint = " (its hop-0 answer must come on an earlier line)" if r.level else ""
+        hint = " (its hop-0 answer must come on an earlier line)" if parts.level else ""
         raise KBPInputError(r.source, f"unknown query {r.full_query_id}{hint}", line=r.line,
                             column=1 if r.kind == SUBMISSION else 2)
-    target = hop1_uuid(q.full_id, r.value, r.value_provenance.key())
+    target = hop1_uuid(q.full_id, r.value, r.value_provenance.normal)
     if target not in ld.queries:
         ld.queries[target] = QInfo(target, f"{q.full_id}_{target}", q.level + 1, q.slots[1:],
-                                   parent_id=q.query_id)
-    if r.slot != q.slot:
-        ld.warnings.append(f"{r.source}, line {r.line}: slot {r.slot} is not the requested slot "
-                           f"for query {r.query_id} (expected {q.slot}); line skipped")
+                                   q.query_id)
+    slot = r.slot
+    if not q.slots or slot != q.slots[0]:
+        ld.warnings.append(f"{r.source}, line {r.line}: slot {slot} is not the requested slot "
+                           f"for query {parts.query_id} (expected {q.slot}); line skipped")
         return
-    entry = Entry(r, slot_quantity(r.slot), target, q.level, q.full_id)
-    if r.kind == SUBMISSION:
-        runids.add(r.runid or "")
-    elif r.judgment in ("CORRECT", "INEXACT"):
-        ld.parent_assessment[target] = entry
+    quantity = _QUANTITY.get(slot)
+    if quantity is None:
+        quantity = _QUANTITY[slot] = slot_quantity(slot)
+    entry = Entry(r, quantity, target, q.level, q.full_id)
     ld.parent_query_id[target] = q.query_id
-    ld.by_base[r.kind].setdefault(r.parts.base, []).append(entry)
     if r.kind == SUBMISSION:
-        ld.by_run.setdefault((r.runid or "", r.parts.base), []).append(entry)
+        runid = r.runid or ""
+        runids.add(runid)
+        ld.by_base[SUBMISSION].setdefault(parts.base, []).append(entry)
+        key = (runid, parts.base)
+        run = ld.by_run.get(key)
+        if run is None:
+            run = ld.by_run[key] = []
+        run.append(entry)
+        return
+    if r.judgment in ("CORRECT", "INEXACT"):
+        ld.parent_assessment[target] = entry
+    ld.by_base[r.kind].setdefault(parts.base, []).append(entry)
 
 
+_QUANTITY: dict[str, str | None] = {}      # slot -> quantity, filled as slots are met
 __all__ = ["Loaded", "QInfo", "load"]

@@ -52,6 +52,7 @@ class Options:
     fix_duplicates: bool = False
     fix_precision: bool = False
     verbose: bool = False           # -verbose: list each answer whose category is not its judgment
+    jobs: int = 0                   # processes scoring runs (0: 2 for a large case, else 1)
 
     def policy(self) -> dict[str, list[str]]:
         return {"RIGHT": self.right.split(":"), "WRONG": self.wrong.split(":"),
