@@ -1,0 +1,178 @@
+"""What the statistical core asks of a pool, whatever holds it (docs/engines.md).
+
+The **ranking** of a pool is a total order: decreasing score, ties broken by increasing
+h(ORDER_SEED, key) (:mod:`assay.engines.hashing`), a bijection of the item key, so two items tie
+only if their keys do. Rank 0 is the top item. An :class:`OrderKeys` pair (score, tie) places
+an item in the ranking; (s, t) comes before (s', t') when s > s' or s = s' and t < t'.
+
+**Strata** are contiguous runs of the ranking, given by their K − 1 **edges**: edge h is the key
+of the last item of stratum h (rank strata: :meth:`Engine.keys_at_ranks` of bounds − 1; a score
+cut c, "score ≥ c above": the key (c, 2⁶⁴ − 1)). An item belongs to the first stratum whose edge
+it does not pass: stratum = #{edges e : e < key}.
+
+Within a stratum, the **sampling order** of a run with seed σ is increasing h(σ, key); the first
+k items in that order are a simple random sample without replacement of size k, the same on
+every engine.
+
+>>> e = OrderKeys.score_cuts([0.5])
+>>> e.score.tolist(), int(e.tie[0]) == 2**64 - 1
+([0.5], True)
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from assay.engines.hashing import MASK
+
+# the columns of a stratum prefix beside the pool's id columns
+PREFIX_COLUMNS = ("stratum", "rank_in_stratum", "score", "prediction", "tie", "hash")
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """A pool as an engine sees it: where it is, its size and columns, and its fingerprint
+    (ids and predictions: the same on every engine, see :meth:`Engine.describe`)."""
+
+    source: str
+    rows: int
+    columns: tuple[tuple[str, str], ...]   # (name, engine type)
+    id_columns: tuple[str, ...]
+    score: str
+    prediction: str
+    positives: int                          # predicted positives
+    score_min: float
+    score_max: float
+    fingerprint: str
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "rows": self.rows, "columns": [list(c) for c in self.columns],
+                "id_columns": list(self.id_columns), "score": self.score,
+                "prediction": self.prediction, "positives": self.positives,
+                "score_min": self.score_min, "score_max": self.score_max,
+                "fingerprint": self.fingerprint}
+
+
+@dataclass(frozen=True)
+class OrderKeys:
+    """Places in the ranking: ``score`` (float64) and ``tie`` (uint64) per place, ascending."""
+
+    score: np.ndarray
+    tie: np.ndarray
+
+    @classmethod
+    def score_cuts(cls, cuts: np.ndarray | list[float]) -> "OrderKeys":
+        """Edges "score ≥ c above" for the cuts c (in any order; returned in ranking order)."""
+        c = np.sort(np.asarray(cuts, dtype=np.float64))[::-1].copy()
+        return cls(c, np.full(c.shape[0], MASK, dtype=np.uint64))
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+    def sorted(self) -> "OrderKeys":
+        idx = np.lexsort((self.tie, -self.score))
+        return OrderKeys(self.score[idx], self.tie[idx])
+
+    def check_sorted(self) -> None:
+        s, t = self.score, self.tie
+        bad = (s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (t[1:] <= t[:-1]))
+        if bad.any():
+            raise ValueError("edges must be distinct and in ranking order")
+
+    def to_dict(self) -> dict:
+        return {"score": [float(x) for x in self.score], "tie": [str(int(x)) for x in self.tie]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "OrderKeys":
+        return cls(np.asarray(d["score"], dtype=np.float64),
+                   np.array([int(x) for x in d["tie"]], dtype=np.uint64))
+
+
+@dataclass(frozen=True)
+class SegmentCounts:
+    """Per stratum: items and predicted positives (int64, length K)."""
+
+    sizes: np.ndarray
+    positives: np.ndarray
+
+
+class Engine(ABC):
+    """A pool on an engine. Every method returns small numpy arrays or pandas frames; no
+    method returns or holds per-item arrays of the whole pool (except :class:`MemoryEngine`,
+    whose pool is in memory anyway)."""
+
+    name: str = "engine"
+
+    @abstractmethod
+    def describe(self) -> PoolInfo:
+        """Size, columns, score range, predicted positives and fingerprint (validates the
+        pool: raises :class:`assay.errors.AssayInputError` naming the source and column)."""
+
+    @abstractmethod
+    def score_histogram(self, bins: int) -> tuple[np.ndarray, np.ndarray]:
+        """(counts, edges) of ``bins`` equal-width bins over [min, max] score, exactly as
+        ``numpy.histogram(score, bins, range=(min, max))``."""
+
+    @abstractmethod
+    def keys_at_ranks(self, ranks: np.ndarray) -> OrderKeys:
+        """The keys of the items at 0-based ``ranks`` of the ranking (exact quantiles; in the
+        order of ``ranks``)."""
+
+    @abstractmethod
+    def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
+        """Items and predicted positives of the len(edges) + 1 strata cut by ``edges``."""
+
+    @abstractmethod
+    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int) -> pd.DataFrame:
+        """The first ``k[h]`` items of each stratum h in sampling order h(seed, key): id
+        columns and :data:`PREFIX_COLUMNS`, sorted by stratum then hash (``rank_in_stratum``
+        0, 1, …)."""
+
+    @abstractmethod
+    def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
+        """Every column of the items whose id columns are the rows of ``ids`` (in that order;
+        an id not in the pool raises :class:`assay.errors.AssayInputError`)."""
+
+    # -- derived, the same for every engine ---------------------------------------------------
+    def rank_edges(self, bounds: np.ndarray) -> OrderKeys:
+        """Edges of rank strata with offsets ``bounds`` (0, …, N): the keys at bounds[1:-1] − 1."""
+        b = np.asarray(bounds, dtype=np.int64)
+        return self.keys_at_ranks(b[1:-1] - 1)
+
+    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+        """0-based rank of each item key (e.g. of sampled items, for the rank calibration):
+        the number of items before it."""
+        order = np.lexsort((keys.tie, -keys.score))
+        edges = OrderKeys(keys.score[order], keys.tie[order])
+        # the item at edge j is the last of segment j: its rank is #items in segments 0 … j, − 1
+        last = np.cumsum(self.segment_counts(edges).sizes)[:len(keys)] - 1
+        out = np.empty(len(keys), dtype=np.int64)
+        out[order] = last
+        return out
+
+
+def geometric_bounds(n: int, first: int) -> np.ndarray:
+    """Offsets of rank strata of sizes s, s, 2s, 4s, … over N items (a last stub shorter than
+    half its predecessor folded into it): the bounds of
+    :func:`assay.core.strata.geometric_strata`, without the ranking.
+
+    >>> geometric_bounds(19, 4).tolist()
+    [0, 4, 8, 19]
+    """
+    bounds = [0]
+    size = max(1, int(first))
+    while bounds[-1] < n:
+        bounds.append(min(n, bounds[-1] + size))
+        if len(bounds) > 2:
+            size *= 2
+    b = np.array(bounds, dtype=np.int64)
+    if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:
+        b = np.delete(b, -2)
+    return b
+
+
+__all__ = ["Engine", "OrderKeys", "PREFIX_COLUMNS", "PoolInfo", "SegmentCounts",
+           "geometric_bounds"]

@@ -1,0 +1,329 @@
+"""The DuckDB engine: a pool in Parquet files (a path or a glob), a DuckDB table, or a table of a
+connection the user passes in — read where it lies, never loaded whole. All of assay's SQL for
+DuckDB is in this module (and the hash's expressions in :mod:`assay.engines.hashing`).
+
+Passes (each one scan): ``describe`` (validation, score range, fingerprint), ``score_histogram``,
+``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins holding the ranks; a bin
+too large to fetch is split again, by score or, when its scores are all equal, by the tie
+hash), ``segment_counts`` (one CASE over the edges), ``stratum_prefix`` (a hash prefilter
+h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, then a window over the survivors).
+"""
+from __future__ import annotations
+
+import glob as globmod
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from assay.engines.base import PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts
+from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
+                                   hash_sql, key_sql, quote)
+from assay.engines.validate import fingerprint_of, pick_id_columns
+from assay.errors import AssayInputError
+
+try:
+    import duckdb
+except ImportError as exc:  # pragma: no cover - duckdb is a dependency
+    raise ImportError("the DuckDB engine needs the duckdb package: pip install duckdb") from exc
+
+_INT = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
+_NUMERIC = _INT | {"HUGEINT", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
+BINS = 1 << 16
+
+
+def _numeric(t: str) -> bool:
+    return t in _NUMERIC or t.startswith("DECIMAL")
+
+
+class DuckDBEngine(Engine):
+    """A pool on DuckDB. ``source``: a Parquet path or glob (``*.parquet``), or the name of a
+    table or view of ``connection`` (default: a new in-memory connection; a connection passed in
+    is used as it is, its settings untouched). ``fetch_limit``: most rows one query brings into
+    Python while locating quantiles."""
+
+    name = "duckdb"
+
+    def __init__(self, source: str | Path, connection: Any = None,
+                 id_columns: Sequence[str] | None = None, score: str = "score",
+                 prediction: str = "prediction", fetch_limit: int = 1_000_000) -> None:
+        self.con = connection if connection is not None else duckdb.connect()
+        self.fetch_limit = int(fetch_limit)
+        self.source, self._from = self._resolve(str(source), connection is not None)
+        try:
+            described = self.con.execute(f"DESCRIBE SELECT * FROM {self._from}").fetchall()
+        except duckdb.Error as exc:
+            detail = " ".join(str(exc).split())
+            raise AssayInputError(self.source, f"cannot be read: {detail}") from None
+        self._types = {str(r[0]): str(r[1]) for r in described}
+        cols = list(self._types)
+        self.id_columns = pick_id_columns(self.source, cols, id_columns)
+        for col in (score, prediction):
+            if col not in self._types:
+                raise AssayInputError(self.source, f"missing column '{col}'",
+                                      expected=f"columns among {cols}")
+        if not _numeric(self._types[score]):
+            raise AssayInputError(self.source, f"column '{score}' has type {self._types[score]}",
+                                  expected="a numeric score column")
+        if not (self._types[prediction] in _INT | {"BOOLEAN"}):
+            raise AssayInputError(self.source, f"column '{prediction}' has type "
+                                               f"{self._types[prediction]}",
+                                  expected="a 0/1 integer or boolean prediction column")
+        for c in self.id_columns:
+            if self._types[c] not in _INT | {"VARCHAR"}:
+                raise AssayInputError(self.source, f"id column '{c}' has type {self._types[c]}",
+                                      expected="integer or text ids")
+        self.score_col, self.prediction_col = score, prediction
+        integer = len(self.id_columns) == 1 and self._types[self.id_columns[0]] in _INT
+        ids = ", ".join(quote(c) for c in self.id_columns)
+        self._base = (f"(SELECT {ids}, CAST({quote(score)} AS DOUBLE) AS __s, "
+                      f"CAST({quote(prediction)} AS TINYINT) AS __p, "
+                      f"{key_sql(self.id_columns, integer)} AS __k FROM {self._from})")
+        self._tie = hash_sql(ORDER_SEED, "__k")
+
+    def _resolve(self, src: str, has_connection: bool) -> tuple[str, str]:
+        """(name for messages, FROM clause) of a Parquet path/glob or a table name."""
+        is_glob = any(ch in src for ch in "*?[")
+        looks_file = is_glob or src.lower().endswith((".parquet", ".pq")) or "/" in src
+        if looks_file or not has_connection:
+            if "://" not in src:
+                if is_glob and not globmod.glob(src):
+                    raise AssayInputError(src, "no file matches the pattern")
+                if not is_glob and not Path(src).exists():
+                    raise AssayInputError(src, "file not found")
+                if not is_glob and Path(src).is_dir():
+                    raise AssayInputError(src, "is a folder",
+                                          expected="a Parquet file or a glob such as dir/*.parquet")
+            return src, "read_parquet(" + "'" + src.replace("'", "''") + "')"
+        parts = src.split(".")
+        return src, ".".join(quote(p) for p in parts)
+
+    def _sql(self, sql: str, params: dict | None = None) -> Any:
+        try:
+            return self.con.execute(sql, params or {})
+        except duckdb.ConversionException as exc:
+            detail = " ".join(str(exc).split())
+            raise AssayInputError(self.source, f"a value cannot be read: {detail}") from None
+
+    # -- describe ---------------------------------------------------------------------------
+    @cached_property
+    def _info(self) -> PoolInfo:
+        h1, h2 = (hash_sql(s, "__k") for s in FINGERPRINT_SEEDS)
+        raw = f"CAST({quote(self.prediction_col)} AS DOUBLE)"
+        row = self._sql(
+            f"SELECT count(*), count(__s), count(*) FILTER (WHERE isnan(__s) OR isinf(__s)), "
+            f"min(__s), max(__s), count(*) FILTER (WHERE __r IS NULL OR __r NOT IN (0, 1)), "
+            f"count(*) FILTER (WHERE __r = 1), count(*) - count(__k), "
+            f"sum({h1}), sum({h2}) FILTER (WHERE __r = 1) "
+            f"FROM (SELECT *, {raw} AS __r FROM (SELECT *, CAST({quote(self.score_col)} AS DOUBLE)"
+            f" AS __s, {key_sql_from(self)} AS __k FROM {self._from}))").fetchone()
+        n, n_score, n_bad, lo, hi, bad_pred, pos, null_ids, s1, s2 = row
+        col = self.score_col
+        if n == 0:
+            raise AssayInputError(self.source, "the pool is empty", expected="at least one item")
+        if n_score < n:
+            raise AssayInputError(self.source, f"column '{col}' has {n - n_score} missing "
+                                               "value(s)", expected="a finite real number")
+        if n_bad:
+            raise AssayInputError(self.source, f"column '{col}' has {n_bad} NaN or infinite "
+                                               "value(s)", expected="a finite real number")
+        if bad_pred:
+            raise AssayInputError(self.source, f"column '{self.prediction_col}' has {bad_pred} "
+                                               "value(s) other than 0 and 1",
+                                  expected="0 or 1")
+        if null_ids:
+            raise AssayInputError(self.source, f"{null_ids} item(s) without an id in column(s) "
+                                               f"{self.id_columns}",
+                                  expected="every item to have an id")
+        return PoolInfo(self.source, int(n), tuple(self._types.items()), tuple(self.id_columns),
+                        self.score_col, self.prediction_col, int(pos), float(lo), float(hi),
+                        fingerprint_of(int(n), int(s1 or 0), int(s2 or 0)))
+
+    def describe(self) -> PoolInfo:
+        return self._info
+
+    # -- histogram and quantiles --------------------------------------------------------------
+    def score_histogram(self, bins: int) -> tuple[np.ndarray, np.ndarray]:
+        info = self.describe()
+        m = int(bins)
+        lo, hi = info.score_min, info.score_max
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, m + 1, endpoint=True)
+        # numpy.histogram's uniform-bin rule: f = ((s − lo) / (hi − lo)) · m, truncated, then
+        # moved one bin down or up where the value lies outside its bin's edges
+        first = "least(CAST(floor(((__s - $lo) / $den) * $m) AS BIGINT), $m - 1)"
+        sql = (f"SELECT i, count(*) FROM (SELECT CASE WHEN __s < $e[i0 + 1] THEN i0 - 1 "
+               f"WHEN __s >= $e[i0 + 2] AND i0 != $m - 1 THEN i0 + 1 ELSE i0 END AS i "
+               f"FROM (SELECT __s, {first} AS i0 FROM {self._base})) GROUP BY i")
+        rows = self._sql(sql, {"lo": float(lo), "den": float(hi - lo), "m": m,
+                               "e": [float(x) for x in edges]}).fetchall()
+        counts = np.zeros(m, dtype=np.int64)
+        for i, c in rows:
+            counts[int(i)] = int(c)
+        return counts, edges
+
+    def keys_at_ranks(self, ranks: np.ndarray) -> OrderKeys:
+        r = np.asarray(ranks, dtype=np.int64)
+        n = self.describe().rows
+        if r.size and (r.min() < 0 or r.max() >= n):
+            raise ValueError(f"ranks must lie in [0, {n})")
+        uniq, inverse = np.unique(r, return_inverse=True)
+        score, tie = np.empty(uniq.size), np.empty(uniq.size, dtype=np.uint64)
+        info = self.describe()
+        self._locate("TRUE", {}, info.score_min, info.score_max, n, uniq,
+                     np.arange(uniq.size), score, tie, level=0)
+        return OrderKeys(score[inverse], tie[inverse])
+
+    def _locate(self, where: str, params: dict, lo: float, hi: float, n: int,
+                ranks: np.ndarray, slots: np.ndarray, score: np.ndarray, tie: np.ndarray,
+                level: int, shift: int | None = None) -> None:
+        """Fill ``score``/``tie`` at ``slots`` with the keys at ``ranks`` (ranks within the
+        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi])."""
+        if lo == hi:    # every score equal: split by the tie hash, 16 bits at a time
+            shift = 48 if shift is None else shift - 16
+        if n <= self.fetch_limit or (shift is not None and shift < 0):
+            s, t = self._fetch_keys(where, params)
+            order = np.lexsort((t, -s))
+            score[slots], tie[slots] = s[order[ranks]], t[order[ranks]]
+            return
+        p = dict(params)
+        if shift is None:   # split by score: bin 0 holds the highest scores
+            p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(BINS / (hi - lo))
+            b = (f"({BINS - 1} - least(CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT), "
+                 f"{BINS - 1}))")
+            src = self._base
+        else:
+            b = f"CAST((__t >> {shift}) & 65535 AS BIGINT)"
+            src = f"(SELECT *, {self._tie} AS __t FROM {self._base})"
+        rows = self._sql(f"SELECT {b} AS b, count(*), min(__s), max(__s) FROM {src} "
+                         f"WHERE {where} GROUP BY b ORDER BY b", p).fetchall()
+        bins = np.array([x[0] for x in rows], dtype=np.int64)
+        counts = np.array([x[1] for x in rows], dtype=np.int64)
+        first = np.concatenate([[0], np.cumsum(counts)])
+        which = np.searchsorted(first, ranks, side="right") - 1
+        small: list[int] = []
+        for j in np.unique(which):
+            sel = which == j
+            local = ranks[sel] - first[j]
+            sub = f"({where}) AND {b} = {int(bins[j])}"
+            if counts[j] > self.fetch_limit:
+                self._locate(sub, p, float(rows[j][2]), float(rows[j][3]), int(counts[j]),
+                             local, slots[sel], score, tie, level + 1, shift)
+            else:
+                small.append(int(j))
+        if small:   # the bins that fit: one query for all of them
+            in_list = ", ".join(str(int(bins[j])) for j in small)
+            s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", p, extra=b)
+            for j in small:
+                sel = which == j
+                mine = bb == bins[j]
+                s_j, t_j = s[mine], t[mine]
+                order = np.lexsort((t_j, -s_j))
+                local = ranks[sel] - first[j]
+                score[slots[sel]], tie[slots[sel]] = s_j[order[local]], t_j[order[local]]
+
+    def _fetch_keys(self, where: str, params: dict, extra: str | None = None) -> Any:
+        cols = "__s, __t" + (f", {extra}" if extra else "")
+        df = self._sql(f"SELECT {cols} FROM (SELECT *, {self._tie} AS __t FROM {self._base}) "
+                       f"WHERE {where}", params).fetchnumpy()
+        vals = list(df.values())
+        s = np.asarray(vals[0], dtype=np.float64)
+        t = np.asarray(vals[1], dtype=np.uint64)
+        return (s, t) if extra is None else (s, t, np.asarray(vals[2], dtype=np.int64))
+
+    # -- strata -------------------------------------------------------------------------------
+    def _stratum_sql(self, edges: OrderKeys) -> tuple[str, dict]:
+        edges.check_sorted()
+        if len(edges) == 0:
+            return "0", {}
+        params, whens = {}, []
+        for j in range(len(edges)):
+            params[f"es{j}"] = float(edges.score[j])
+            t = int(edges.tie[j])
+            cond = (f"__s >= $es{j}" if t == MASK else
+                    f"(__s > $es{j} OR (__s = $es{j} AND {self._tie} <= {t}::UBIGINT))")
+            whens.append(f"WHEN {cond} THEN {j}")
+        return f"(CASE {' '.join(whens)} ELSE {len(edges)} END)", params
+
+    def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
+        expr, params = self._stratum_sql(edges)
+        rows = self._sql(f"SELECT {expr} AS h, count(*), sum(__p) FROM {self._base} GROUP BY h",
+                         params).fetchall()
+        k = len(edges) + 1
+        sizes, pos = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+        for h, c, p in rows:
+            sizes[int(h)], pos[int(h)] = int(c), int(p or 0)
+        return SegmentCounts(sizes, pos)
+
+    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int,
+                       sizes: np.ndarray | None = None) -> pd.DataFrame:
+        """See :meth:`Engine.stratum_prefix`; ``sizes`` (the strata's N_h) saves a pass."""
+        seed = check_seed(seed)
+        want = np.asarray(k, dtype=np.int64)
+        if sizes is None:
+            sizes = self.segment_counts(edges).sizes
+        sizes = np.asarray(sizes, dtype=np.int64)
+        # keep h < q·2⁶⁴, q = (k + 6√k + 16) / N: fewer than k survivors has probability < 1e-9
+        q = np.minimum(1.0, (want + 6 * np.sqrt(want) + 16) / np.maximum(sizes, 1))
+        thr = [MASK if qq >= 1.0 else int(qq * 2.0**64) for qq in q]
+        while True:
+            out = self._prefix_query(edges, want, thr, seed)
+            got = np.bincount(out["stratum"].to_numpy(), minlength=len(want))
+            short = (got < np.minimum(want, sizes)) & (np.asarray(thr, dtype=object) != MASK)
+            if not short.any():
+                return out
+            thr = [MASK if s else t for s, t in zip(short, thr)]
+
+    def _prefix_query(self, edges: OrderKeys, want: np.ndarray, thr: list[int],
+                      seed: int) -> pd.DataFrame:
+        expr, params = self._stratum_sql(edges)
+        h = hash_sql(seed, "__k")
+        thr_case = "CASE __h " + " ".join(f"WHEN {j} THEN {t}::UBIGINT"
+                                          for j, t in enumerate(thr)) + " END"
+        k_case = "CASE __h " + " ".join(f"WHEN {j} THEN {int(w)}"
+                                        for j, w in enumerate(want)) + " END"
+        ids = ", ".join(quote(c) for c in self.id_columns)
+        sql = (f"SELECT {ids}, __h, __rk, __s, __p, __k, __x FROM ("
+               f"SELECT *, row_number() OVER (PARTITION BY __h ORDER BY __x) - 1 AS __rk FROM ("
+               f"SELECT *, {h} AS __x FROM (SELECT *, {expr} AS __h FROM {self._base}) "
+               f"WHERE {h} <= {thr_case})) WHERE __rk < {k_case} ORDER BY __h, __x")
+        df = self._sql(sql, params).df()
+        keys = df["__k"].to_numpy(dtype=np.uint64)
+        out = df[list(self.id_columns)].copy()
+        out["stratum"] = df["__h"].to_numpy(dtype=np.int64)
+        out["rank_in_stratum"] = df["__rk"].to_numpy(dtype=np.int64)
+        out["score"] = df["__s"].to_numpy(dtype=np.float64)
+        out["prediction"] = df["__p"].to_numpy(dtype=np.int8)
+        out["tie"] = hash64(ORDER_SEED, keys)
+        out["hash"] = df["__x"].to_numpy(dtype=np.uint64)
+        return out[list(self.id_columns) + list(PREFIX_COLUMNS)]
+
+    def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
+        cols = self.id_columns
+        want = ids[cols].reset_index(drop=True).copy()
+        want["__w"] = np.arange(len(want), dtype=np.int64)
+        name = f"__assay_ids_{id(want)}"
+        self.con.register(name, want)
+        try:
+            on = " AND ".join(f"p.{quote(c)} = w.{quote(c)}" for c in cols)
+            df = self._sql(f"SELECT p.*, w.__w FROM {self._from} p JOIN {name} w ON {on} "
+                           f"ORDER BY w.__w").df()
+        finally:
+            self.con.unregister(name)
+        if len(df) != len(want):
+            found = set(df["__w"].tolist())
+            r = next(i for i in range(len(want)) if i not in found)
+            raise AssayInputError(self.source, f"no item with id {want[cols].iloc[r].tolist()}",
+                                  expected="ids of items in the pool")
+        return df.drop(columns="__w")
+
+
+def key_sql_from(engine: DuckDBEngine) -> str:
+    integer = len(engine.id_columns) == 1 and engine._types[engine.id_columns[0]] in _INT
+    return key_sql(engine.id_columns, integer)
+
+
+__all__ = ["DuckDBEngine"]
