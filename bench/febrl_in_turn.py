@@ -50,6 +50,11 @@ from assay.core.types import Estimate  # noqa: E402
 from assay.ondemand import joint  # noqa: E402
 from assay.ondemand.simulate import InTurn, in_turn  # noqa: E402
 
+try:                                    # the planning rule moved here after commit 035deb3
+    from assay.ondemand import planning  # noqa: E402
+except ImportError:
+    planning = None
+
 DATA = Path(__file__).resolve().parent / "febrl" / "out"
 MEASURES = ("precision", "recall", "f1", "pooled_recall")
 
@@ -110,9 +115,18 @@ def repetition(bed: Bed, half_width: float, confidence: float, units: int, seed:
     sim = in_turn(bed.memb, bed.truth, half_width, confidence, seed=seed,
                   submission_cap=submission_cap)
     records = np.random.default_rng([seed, 1]).choice(len(bed.link_row), units, replace=False)
-    est, _ = joint.estimate(joint.Universe(bed.memb), sim.src(m), sim.item, sim.f,
-                            bed.units(records), confidence)
+    uni, item = final_universe(sim, bed.memb)
+    est, _ = joint.estimate(uni, sim.src(m), item, sim.f, bed.units(records), confidence)
     return sim, records, est
+
+
+def final_universe(sim: InTurn, memb: np.ndarray) -> tuple[joint.Universe, np.ndarray]:
+    """The campaign's universe at the end (the pool of ``memb``'s systems, with the fill
+    proposals the campaign made where the driver records them) and each draw's row of it."""
+    if hasattr(sim, "universe"):
+        return sim.universe(memb)
+    rows = np.flatnonzero(memb.any(axis=1))
+    return joint.Universe(memb[rows]), np.searchsorted(rows, sim.item)
 
 
 def per_system_labels(bed: Bed, half_width: float, confidence: float, seed: int,
@@ -245,7 +259,8 @@ def proposed_fix() -> None:
                 cov[i, 1, 1] = max(cov[i, 1, 1], pool)
         return mu, cov
 
-    orig_plan = joint.plan
+    where = planning if planning is not None else joint
+    orig_plan = where.plan
 
     def plan(uni, src, item, f, target, half_width, confidence, cap, minimum=10,
              normalised=True):
@@ -254,7 +269,7 @@ def proposed_fix() -> None:
         z = float(stats.norm.ppf(0.5 + confidence / 2))
         return region_draws(uni, item, f, target, kind, half_width, z, min(d, cap), cap), kind
 
-    joint._moments, joint.plan = moments, plan
+    joint._moments, joint.plan, where.plan = moments, plan, plan
 
 
 def two_stage() -> None:
@@ -273,11 +288,13 @@ def two_stage() -> None:
                 return 0, joint.OWN
             novel = target > 0 and uni.novel()[:, target].any()
             return min(minimum, room), joint.NOVEL if novel else joint.OWN
-        d, kind = joint.plan(uni, src, item, f, target, half_width, confidence, room,
-                             minimum, normalised)
+        d, kind = (planning or joint).plan(uni, src, item, f, target, half_width,
+                                           confidence, room, minimum, normalised)
         return min(d, room), kind
 
     joint.next_draws = next_draws
+    if planning is not None:
+        planning.next_draws = next_draws
 
 
 def _z(est: np.ndarray, truth: np.ndarray) -> np.ndarray:

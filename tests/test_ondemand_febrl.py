@@ -54,9 +54,8 @@ def test_campaign_on_the_real_systems_is_the_drivers_campaign(bed):
     assert drawn == sub.keys[sim.item].tolist()
     assert rep.labels_total == len(set(drawn)) == int(sim.labels_by_system.sum())
     assert [s.labels_used for s in rep.systems] == sim.labels_by_system.tolist()
-    est, _ = joint.estimate(joint.Universe(sub.memb[sub.memb.any(axis=1)]), sim.src(3),
-                            np.searchsorted(np.flatnonzero(sub.memb.any(axis=1)), sim.item),
-                            sim.f, sub.units(records), 0.95)
+    uni, item = bench.final_universe(sim, sub.memb)
+    est, _ = joint.estimate(uni, sim.src(3), item, sim.f, sub.units(records), 0.95)
     for i, s in enumerate(rep.systems):
         for m in ("precision", "recall", "f1", "pooled_recall"):
             assert s.estimates[m].estimate == pytest.approx(est[m][i].estimate, abs=1e-12)
