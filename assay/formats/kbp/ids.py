@@ -50,9 +50,14 @@ def parse_queryid(full: str) -> QueryId | None:
     return None
 
 
+_NIL = hashlib.md5(b"\0" * 16)       # the nil namespace, hashed once
+
+
 def short_uuid(text: str, length: int) -> str:
     """The last ``length`` hex digits of the version-3 UUID of ``text`` (nil namespace)."""
-    return hashlib.md5(b"\0" * 16 + text.encode("utf-8")).hexdigest()[-length:]
+    h = _NIL.copy()
+    h.update(text.encode("utf-8"))
+    return h.hexdigest()[-length:]
 
 
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')
@@ -64,7 +69,7 @@ def json_escape(text: str) -> str:
     >>> json_escape('say "hi"'), json_escape('café')
     ('say \\"hi\\"', 'café')
     """
-    if not _ESCAPED.search(text):
+    if (text.isprintable() and '"' not in text and "\\" not in text) or not _ESCAPED.search(text):
         return text
     return json.dumps(text, ensure_ascii=False)[1:-1]
 

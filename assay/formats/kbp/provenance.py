@@ -62,6 +62,15 @@ class ProvenanceError(ValueError):
 @lru_cache(maxsize=1 << 17)
 def parse_provenance(text: str) -> Provenance:
     """Parse, apply the bounds, or raise :class:`ProvenanceError` with the reason."""
+    if "," not in text:                 # one triple: string methods, the regex only if unusual
+        docid, sep, span = text.partition(":")
+        start, dash, end = span.partition("-")
+        if (sep and dash and docid and not docid[0].isspace() and start.isascii()
+                and start.isdigit() and end.isascii() and end.isdigit()):
+            b, e = int(start), int(end)
+            if b <= e and e - b < MAX_CHARS_PER_TRIPLE:
+                t = Triple(docid, b, e)
+                return Provenance((t,), f"{docid}:{b}-{e}")
     parts = text.split(",")
     if len(parts) > MAX_TRIPLES:
         parts = parts[:MAX_TRIPLES]

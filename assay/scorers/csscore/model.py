@@ -112,8 +112,18 @@ class ScoreLine:
         return 2 * p * r / (p + r)
 
     def add_counts(self, other: "ScoreLine") -> None:
-        for name in COUNT_FIELDS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        """Add ``other``'s counts (every field of COUNT_FIELDS, spelt out: called per line)."""
+        self.gt += other.gt
+        self.submitted += other.submitted
+        self.correct += other.correct
+        self.incorrect += other.incorrect
+        self.inexact += other.inexact
+        self.incorrect_parent += other.incorrect_parent
+        self.unassessed += other.unassessed
+        self.redundant += other.redundant
+        self.right += other.right
+        self.wrong += other.wrong
+        self.ignored += other.ignored
 
 
 class NegativePrecision(AssayInputError):
@@ -130,6 +140,8 @@ class NegativePrecision(AssayInputError):
 COUNT_FIELDS = tuple(f.name for f in fields(ScoreLine)
                      if f.name not in ("ec", "runid", "level", "f1_value", "quantity", "components",
                                        "details"))
+assert COUNT_FIELDS == ("gt", "submitted", "correct", "incorrect", "inexact", "incorrect_parent",
+                        "unassessed", "redundant", "right", "wrong", "ignored")   # add_counts
 
 __all__ = ["NegativePrecision", "COUNT_FIELDS", "DEFAULT_FIELDS", "DEFAULT_IGNORE", "DEFAULT_RIGHT", "DEFAULT_WRONG",
            "DISCIPLINES", "Entry", "Options", "POLICY_CHOICES", "ScoreLine"]

@@ -9,6 +9,7 @@ summary prefixes class names with the variant (``SF-ALL-Micro``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Callable
 
 from .model import ScoreLine
@@ -56,6 +57,15 @@ METRICS = (("SF", "SF", "SF: Slot-filling score variant considering all entrypoi
 MEAN_COLUMNS = [COLUMNS[k] for k in ("EC", "RUNID", "LEVEL", "F")]
 
 Line = dict[str, str]
+_SEP = "\x00"
+_COMPUTED = ("P", "R", "F")             # precision, recall, F1: computed by ScoreLine's methods
+_ATTRS = {"EC": "ec", "RUNID": "runid", "LEVEL": "level", "NUM_GROUND_TRUTH": "gt",
+          "NUM_CORRECT_PRE_POLICY": "correct", "NUM_INCORRECT_PRE_POLICY": "incorrect",
+          "NUM_INEXACT_PRE_POLICY": "inexact", "NUM_REDUNDANT_POST_POLICY": "redundant",
+          "NUM_CORRECT_POST_POLICY": "right", "NUM_INCORRECT_POST_POLICY": "wrong",
+          "NUM_IGNORED_POST_POLICY": "ignored", "NUM_SUBMITTED": "submitted",
+          "NUM_UNASSESSED": "unassessed", "INCORRECT_PARENT": "incorrect_parent",
+          "PRECISION": "P", "RECALL": "R", "F1": "F"}
 
 
 class Report:
@@ -65,6 +75,44 @@ class Report:
         self.columns, self.tabs, self.fix = columns, tabs, fix_precision
         self.widths = {c.key: len(c.header) for c in columns}
         self.summary: dict[str, list[Line]] = {}
+        self._keys = [c.key for c in columns]
+        self._row_fmt = _SEP.join(c.fmt for c in columns)     # one % operation a line
+        attrs = [_ATTRS.get(c.key, "") for c in columns]
+        self._plain = all(attrs)        # every column an attribute, P, R or F1
+        names = sorted({a for a in attrs if a and a not in _COMPUTED})
+        self._get = attrgetter(*names) if len(names) > 1 else None
+        where = {a: i for i, a in enumerate(names)}
+        where.update({a: len(names) + i for i, a in enumerate(_COMPUTED)})
+        self._pick = [where[a] for a in attrs] if self._plain else []
+
+    def lines(self, scores: list[ScoreLine]) -> list[Line]:
+        """:meth:`line` of each score (the same texts, built with one format operation a line);
+        the widths are grown once, at the end (equal: they are only read when a section is
+        rendered)."""
+        if not self._plain or self._get is None:
+            return [self.line(s) for s in scores]
+        fix, keys, get, pick, fmt = self.fix, self._keys, self._get, self._pick, self._row_fmt
+        out: list[Line] = []
+        texts_of: list[list[str]] = []
+        for s in scores:
+            base = get(s) + (s.precision(fix), s.recall(), s.f1(fix))
+            values = tuple([base[i] for i in pick])
+            if None in values:
+                out.append(self.line(s))
+                continue
+            texts = (fmt % values).split(_SEP)
+            if len(texts) != len(keys):          # a separator inside a value: cell by cell
+                out.append(self.line(s))
+                continue
+            texts_of.append(texts)
+            out.append(dict(zip(keys, texts)))
+        widths = self.widths
+        if texts_of:
+            for i, key in enumerate(keys):
+                longest = max([len(t[i]) for t in texts_of])
+                if longest > widths.get(key, 0):
+                    widths[key] = longest
+        return out
 
     def _grow(self, key: str, text: str) -> None:
         if len(text) > self.widths.get(key, 0):
@@ -98,6 +146,8 @@ class Report:
         return out
 
     def render_line(self, line: Line | None, columns: list[Column], metric: str = "") -> str:
+        if self.tabs and line is not None and not metric:
+            return "\t".join([line.get(c.key, "") for c in columns]) + "\n"
         parts = []
         widths = self.widths
         for c in columns:
@@ -112,8 +162,9 @@ class Report:
 
     def section(self, metric: str, scores: list[ScoreLine], runid: str,
                 aggregates: tuple[str, ...]) -> list[Line]:
-        lines = [self.line(s) for s in sorted(scores, key=ec_sort_key)]
-        aggs = micro(scores, runid)
+        ordered = sorted(scores, key=ec_sort_key)
+        lines = self.lines(ordered)
+        aggs = micro(ordered, runid, presorted=True)
         summary = self.summary.setdefault(metric, [])
         if "MICRO" in aggregates:
             for a in aggs:

@@ -188,15 +188,23 @@ class Tree:
 
     def categorize(self, node: Node) -> dict[str, list[Entry]]:
         out: dict[str, list[Entry]] = {}
+        name = node.name or ""
+        hop0 = name.count(":") == 1             # a hop-0 class: its path is always correct
+        truth, touched = self.truth, self.touched
         for s in node.submissions:
-            if not self.path_correct(node.name or "", s.r.query_id):
+            t = truth.get(id(s))
+            if not hop0 and not self.path_correct(name, s.r.query_id):
                 key = "INCORRECT_PARENT"
-            elif id(s) not in self.truth:
+            elif t is None:
                 # an unassessed answer already looked at as a parent has no category in v2.4.4
-                key = "" if id(s) in self.touched else "UNASSESSED"
+                key = "" if id(s) in touched else "UNASSESSED"
             else:
-                key = self.truth[id(s)].r.judgment or ""
-            out.setdefault(key, []).append(s)
+                key = t.r.judgment or ""
+            group = out.get(key)
+            if group is None:
+                out[key] = [s]
+            else:
+                group.append(s)
         policy = self.policy
         for cat in _CATEGORIES:
             for opt in policy[cat]:

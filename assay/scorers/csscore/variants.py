@@ -14,21 +14,27 @@ not 0 (0 when there are none).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from assay.formats.kbp import parse_queryid
 
 from .model import ScoreLine
 
 
-def ec_sort_key(line: ScoreLine) -> tuple[str, list[int]]:
+def ec_sort_key(line: ScoreLine) -> tuple[str, tuple[int, ...]]:
     """CS-Score's order of class names: the query ID as text, then each component as a number.
 
     >>> names = ["Q:10", "Q:2", "Q", "Q:2:1", "P:3"]
     >>> sorted(names, key=lambda e: ec_sort_key(ScoreLine(e, "r", 0)))
     ['P:3', 'Q', 'Q:2', 'Q:2:1', 'Q:10']
     """
-    head, *rest = line.ec.split(":")
-    return head, [int(c) for c in rest]
+    return _ec_key(line.ec)
+
+
+@lru_cache(maxsize=1 << 16)
+def _ec_key(ec: str) -> tuple[str, tuple[int, ...]]:
+    head, *rest = ec.split(":")
+    return head, tuple(int(c) for c in rest)
 
 
 def _split(ec: str) -> tuple[str, str | None]:
@@ -114,10 +120,11 @@ def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str,
     return out
 
 
-def micro(lines: list[ScoreLine], runid: str) -> list[ScoreLine]:
-    """One ALL-Micro line per hop (in text order of the hop: 0, 1, ALL)."""
+def micro(lines: list[ScoreLine], runid: str, presorted: bool = False) -> list[ScoreLine]:
+    """One ALL-Micro line per hop (in text order of the hop: 0, 1, ALL); ``presorted``: the
+    lines are already in :func:`ec_sort_key` order."""
     agg: dict[str, ScoreLine] = {}
-    for s in sorted(lines, key=ec_sort_key):
+    for s in (lines if presorted else sorted(lines, key=ec_sort_key)):
         for level in (str(s.level), "ALL"):
             a = agg.setdefault(level, ScoreLine("ALL-Micro", runid, level))
             a.add_counts(s)
