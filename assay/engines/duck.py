@@ -246,7 +246,14 @@ class DuckDBEngine(Engine):
             cond = (f"__s >= $es{j}" if t == MASK else
                     f"(__s > $es{j} OR (__s = $es{j} AND {self._tie} <= {t}::UBIGINT))")
             whens.append(f"WHEN {cond} THEN {j}")
-        return f"(CASE {' '.join(whens)} ELSE {len(edges)} END)", params
+        full = f"(CASE {' '.join(whens)} ELSE {len(edges)} END)"
+        if (edges.tie == np.uint64(MASK)).all():
+            return full, params
+        # the tie hash only for rows whose score is an edge's: the rest by score alone
+        by_score = " ".join(f"WHEN __s > $es{j} THEN {j}" for j in range(len(edges)))
+        scores = ", ".join(f"$es{j}" for j in range(len(edges)))
+        return (f"(CASE WHEN __s IN ({scores}) THEN {full} ELSE (CASE {by_score} ELSE "
+                f"{len(edges)} END) END)"), params
 
     def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
         expr, params = self._stratum_sql(edges)
