@@ -159,3 +159,26 @@ def test_tail_sd_is_a_setting_of_auto_and_is_stored_with_the_run():
                          score=np.linspace(1, 0, 1000), prior=None, budget=100,
                          rng=np.random.default_rng(0))
     assert "tail_sd" not in plain.params()          # stored runs of before replay unchanged
+
+
+def test_the_audit_share_is_spread_uniformly_over_the_ranks_the_census_leaves_out():
+    """``audit_share``: that share of the budget lands in the first batch, proportional to the
+    uncensused part of each stratum (a uniform sample of the tail), whatever the score says;
+    the run's labels still number the budget (issue 11, must-have 2)."""
+    from assay.worlds import make_realistic
+    w = make_realistic(np.random.default_rng(5), 50_000)
+    f = w.frame
+    y, pred, score = f["label"].to_numpy(), f["prediction"].to_numpy(), f["score"].to_numpy()
+    des = build_design("auto", n=y.size, predictions=pred, score=score, prior=None, budget=800,
+                       rng=np.random.default_rng(1), options={"audit_share": 0.25})
+    col = collect(des, lambda i: int(y[i]), 800)
+    table = des.strata_table()
+    audit = np.array([r["audit"] for r in table])
+    sizes = np.array([r["size"] for r in table])
+    labelled = np.array([r["labelled"] for r in table])
+    assert audit.sum() == 200 and len(col.labels) == 800
+    assert np.all(labelled >= audit)
+    tail = audit > 0
+    share = audit[tail] / audit.sum()
+    assert np.allclose(share, sizes[tail] / sizes[tail].sum(), atol=0.01)
+    assert des.params()["audit_share"] == 0.25

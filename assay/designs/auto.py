@@ -4,7 +4,11 @@ a model-based estimate checked against the labels. The default design whenever s
 1. **Geometric rank strata.** Items are ranked by score; stratum h covers ranks
    [s·2^(h−1), s·2^h) (the first two strata have size s), so the dense top is cut finely and the
    huge, sparse tail coarsely — ~log₂(N/s) strata, none of one item, none starved.
-2. **Census of the top, then batches with Neyman re-allocation.** Under imbalance (every
+2. **Census of the top, an optional score-blind audit, then batches with Neyman
+   re-allocation.** With ``audit_share`` > 0 that share of the budget is drawn in the first
+   batch uniformly over the ranks the census leaves out (proportional allocation over their
+   strata): labels wherever the score says little is left, so that the tail's assumption
+   meets data and its contribution is bounded by the assumption-free interval. Under imbalance (every
    predicted positive fits in half the budget) a first batch labels the top strata in full while
    they fit in half the budget (``census_share``; a tenth otherwise) and every other stratum
    lightly. After each of ``batches`` batches the rank calibration (:mod:`assay.core.calibration`)
@@ -52,7 +56,8 @@ class AutoDesign(Design):
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 5, pilot_per_stratum: int = 4,
                  order: np.ndarray | None = None, degree: int = 0,
-                 census_share: float | None = None, tail_sd: float = 0.0) -> None:
+                 census_share: float | None = None, tail_sd: float = 0.0,
+                 audit_share: float = 0.0) -> None:
         n = predictions.shape[0]
         self.rng, self.alpha, self.n = rng, alpha, n
         self.budget = int(min(budget, n))
@@ -85,6 +90,14 @@ class AutoDesign(Design):
                 break
             pilot[h] = sizes[h]
             room -= extra
+        # score-blind audit: a share of the budget uniform over the ranks the census leaves out
+        self.audit_share = float(audit_share)
+        self.audit = np.zeros(k, dtype=np.int64)
+        rest = np.where(pilot < sizes, sizes - pilot, 0)
+        if self.audit_share > 0 and rest.sum() > 0:
+            self.audit = allocate(int(round(self.audit_share * self.budget)), rest,
+                                  rest.astype(float), minimum=0)
+            pilot = pilot + self.audit
         if pilot.sum() > self.budget:
             pilot = allocate(self.budget, sizes, np.sqrt(sizes.astype(float)), minimum=1)
         self._enqueue(pilot)
@@ -142,7 +155,8 @@ class AutoDesign(Design):
         return {"design": "auto", "alpha": self.alpha, "first": self.first, "degree": self.degree,
                 "census_share": self.census_share,
                 "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count,
-                **({"tail_sd": self.tail_sd} if self.tail_sd else {})}
+                **({"tail_sd": self.tail_sd} if self.tail_sd else {}),
+                **({"audit_share": self.audit_share} if self.audit_share else {})}
 
     def extend(self, budget: int) -> None:
         """More batches: the strata, the census and the batches drawn so far stay; further
@@ -191,7 +205,8 @@ class AutoDesign(Design):
         return self.ranked.counts(seen)
 
     def strata_table(self) -> list[dict[str, Any]]:
-        """Per stratum: ranks, size, labels, whether taken in full, and the rank model's mean
+        """Per stratum: ranks, size, labels, whether taken in full, the labels of the
+        score-blind audit among them (with ``audit_share``), and the rank model's mean
         match rate (``model_rate``, fitted to all labels so far; the report plots it against
         the labels)."""
         sizes = self.strata.sizes
@@ -199,5 +214,6 @@ class AutoDesign(Design):
         return [{"stratum": h, "ranks": f"{self.strata.bounds[h] + 1}-{self.strata.bounds[h + 1]}",
                  "size": int(sizes[h]), "labelled": int(self.n_h[h]),
                  "take_all": bool(self.n_h[h] >= sizes[h]),
+                 **({"audit": int(self.audit[h])} if self.audit_share else {}),
                  **({} if model is None else {"model_rate": float(model.mean_p[h])})}
                 for h in range(self.strata.count)]

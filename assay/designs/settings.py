@@ -122,7 +122,8 @@ class AutoSettings(DesignSettings):
     re-allocation, calibration ``degree`` (0: averaged hinges), ``census_share`` of the budget
     for the census of the top (None: ½ under imbalance, else 0.1), ``tail_sd`` > 0: the decay
     past the census gets a slope of its own with that prior s.d. on the change (0: off;
-    :meth:`assay.core.rank_model.RankedStrata.tail_knee`)."""
+    :meth:`assay.core.rank_model.RankedStrata.tail_knee`), ``audit_share`` of the budget drawn
+    uniformly over the ranks the census leaves out (0: none)."""
 
     name: ClassVar[str] = "auto"
     first: int | None = None
@@ -130,9 +131,12 @@ class AutoSettings(DesignSettings):
     degree: int = 0
     census_share: float | None = None
     tail_sd: float = 0.0
+    audit_share: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check(0.0 <= self.audit_share <= 0.5, "audit_share", self.audit_share,
+                    "a share of the budget in [0, 0.5]")
         self._check(self.tail_sd >= 0.0, "tail_sd", self.tail_sd, "a prior s.d. ≥ 0 (0: off)")
         self._check(self.first is None or self.first >= 1, "first", self.first,
                     "a positive stratum size")
@@ -168,7 +172,7 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
 # the old ``options`` dict (shared by every design in the CLI) → each design's own fields
 _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
-                   "first", "batches", "degree", "census_share", "tail_sd", "prior_strength",
+                   "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "prior_strength",
                    "decaying_prior", "v_star", "threshold", "n_bins", "alpha"}
 
 
