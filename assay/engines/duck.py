@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - duckdb is a dependency
 _INT = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
 _NUMERIC = _INT | {"HUGEINT", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
 BINS = 1 << 16
+CASE_EDGES = 32     # more edges than this: segment counts by bins, not by one CASE
 
 
 def _numeric(t: str) -> bool:
@@ -256,13 +257,66 @@ class DuckDBEngine(Engine):
                 f"{len(edges)} END) END)"), params
 
     def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
-        expr, params = self._stratum_sql(edges)
-        rows = self._sql(f"SELECT {expr} AS h, count(*), sum(__p) FROM {self._base} GROUP BY h",
-                         params).fetchall()
+        """One CASE over the edges when they are few (≤ :data:`CASE_EDGES`); else two passes
+        whatever their number (a rank grid, the ranks of a batch of sampled items): counts per
+        fine score bin, then the rows of the bins an edge falls in."""
+        edges.check_sorted()
+        if len(edges) > CASE_EDGES:
+            return self._binned_counts(edges)
+        return self._case_counts(edges)
+
+    def _case_counts(self, edges: OrderKeys, where: str = "TRUE", params: dict | None = None,
+                     offset: int = 0, k: int | None = None) -> SegmentCounts:
+        k = len(edges) + 1 if k is None else k
+        expr, p = self._stratum_sql(edges)
+        rows = self._sql(f"SELECT {offset} + {expr} AS h, count(*), sum(__p) FROM {self._base} "
+                         f"WHERE {where} GROUP BY h", {**(params or {}), **p}).fetchall()
+        sizes, pos = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+        for h, c, pp in rows:
+            sizes[int(h)], pos[int(h)] = int(c), int(pp or 0)
+        return SegmentCounts(sizes, pos)
+
+    def _binned_counts(self, edges: OrderKeys) -> SegmentCounts:
+        info = self.describe()
         k = len(edges) + 1
         sizes, pos = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        for h, c, p in rows:
-            sizes[int(h)], pos[int(h)] = int(c), int(p or 0)
+        lo, hi = info.score_min, info.score_max
+        if lo == hi:        # one score: the CASE is as good as anything
+            return self._case_counts(edges)
+        params = {"blo": float(lo), "bsc": float(BINS / (hi - lo))}
+        b = f"least(CAST(floor((__s - $blo) * $bsc) AS BIGINT), {BINS - 1})"
+        rows = self._sql(f"SELECT {b} AS b, count(*), sum(__p), min(__s), max(__s) FROM "
+                         f"{self._base} GROUP BY b", params).fetchall()
+        neg = -edges.score                                  # ascending
+        inside: dict[int, tuple[int, int]] = {}
+        for bb, c, pp, mn, mx in rows:
+            j0 = int(np.searchsorted(neg, -mx, side="left"))    # edges with score > max
+            j1 = int(np.searchsorted(neg, -mn, side="right"))   # … with score ≥ min
+            if j1 == j0:                                        # no edge inside: one stratum
+                sizes[j0] += int(c)
+                pos[j0] += int(pp or 0)
+            else:
+                inside[int(bb)] = (j0, j1, int(c))
+        small = [bb for bb, (_, _, c) in inside.items() if c <= self.fetch_limit]
+        for bb, (j0, j1, c) in inside.items():
+            if c > self.fetch_limit:    # a huge bin (heavy ties): a CASE over its own edges
+                sub = OrderKeys(edges.score[j0:j1], edges.tie[j0:j1])
+                got = self._case_counts(sub, f"{b} = {bb}", params, offset=j0, k=k)
+                sizes += got.sizes
+                pos += got.positives
+        if small:
+            df = self._sql(f"SELECT __s, __t, __p FROM (SELECT *, {self._tie} AS __t FROM "
+                           f"{self._base}) WHERE {b} IN ({', '.join(map(str, small))})",
+                           params).fetchnumpy()
+            s = np.asarray(df["__s"], dtype=np.float64)
+            t = np.asarray(df["__t"], dtype=np.uint64)
+            codes = np.searchsorted(neg, -s, side="left")       # edges with a higher score
+            hi_eq = np.searchsorted(neg, -s, side="right")
+            for i in np.flatnonzero(hi_eq > codes):             # edges of the row's own score
+                codes[i] += int(np.searchsorted(edges.tie[codes[i]:hi_eq[i]], t[i], side="left"))
+            sizes += np.bincount(codes, minlength=k)
+            pos += np.bincount(codes, weights=np.asarray(df["__p"], dtype=np.float64),
+                               minlength=k).astype(np.int64)
         return SegmentCounts(sizes, pos)
 
     def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int,

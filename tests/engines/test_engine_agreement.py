@@ -147,3 +147,17 @@ def test_real_er_pool_agrees(er_frames):
     k = np.full(len(edges) + 1, 30)
     pd.testing.assert_frame_equal(mem.stratum_prefix(edges, k, 7),
                                   duck.stratum_prefix(edges, k, 7, sizes=c.sizes))
+
+
+def test_many_edges_agree(engines):
+    """Above CASE_EDGES edges the DuckDB engine counts by score bins (and by a CASE within a bin
+    too large to fetch): the ranks of 150 sampled items and a 24-point rank grid agree."""
+    mem, duck = engines
+    n = mem.describe().rows
+    rng = np.random.default_rng(9)
+    ranks = np.sort(rng.choice(n, 150, replace=False))
+    keys = mem.keys_at_ranks(ranks)
+    assert np.array_equal(duck.ranks_of(keys), ranks)
+    grid = mem.rank_edges(np.unique(np.linspace(0, n, 50).round().astype(np.int64)))
+    a, b = mem.segment_counts(grid), duck.segment_counts(grid)
+    assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.positives, b.positives)
