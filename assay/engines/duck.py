@@ -46,6 +46,7 @@ class DuckDBEngine(Engine):
     Python while locating quantiles."""
 
     name = "duckdb"
+    prefilter_sd, prefilter_extra = 6.0, 16.0   # q_h = (k + 6√k + 16) / N_h (module docstring)
 
     def __init__(self, source: str | Path, connection: Any = None,
                  id_columns: Sequence[str] | None = None, score: str = "score",
@@ -328,10 +329,11 @@ class DuckDBEngine(Engine):
             sizes = self.segment_counts(edges).sizes
         sizes = np.asarray(sizes, dtype=np.int64)
         # keep h < q·2⁶⁴, q = (k + 6√k + 16) / N: fewer than k survivors has probability < 1e-9
-        q = np.minimum(1.0, (want + 6 * np.sqrt(want) + 16) / np.maximum(sizes, 1))
+        q = np.minimum(1.0, (want + self.prefilter_sd * np.sqrt(want) + self.prefilter_extra)
+                       / np.maximum(sizes, 1))
         thr = [MASK if qq >= 1.0 else int(qq * 2.0**64) for qq in q]
         while True:
-            out = self._prefix_query(edges, want, thr, seed)
+            out = self._prefix_query(edges, want, thr, seed, sizes)
             got = np.bincount(out["stratum"].to_numpy(), minlength=len(want))
             short = (got < np.minimum(want, sizes)) & (np.asarray(thr, dtype=object) != MASK)
             if not short.any():
@@ -339,9 +341,12 @@ class DuckDBEngine(Engine):
             thr = [MASK if s else t for s, t in zip(short, thr)]
 
     def _prefix_query(self, edges: OrderKeys, want: np.ndarray, thr: list[int],
-                      seed: int) -> pd.DataFrame:
+                      seed: int, sizes: np.ndarray) -> pd.DataFrame:
         expr, params = self._stratum_sql(edges)
         h = hash_sql(seed, "__k")
+        # a cheap first filter: strata 0 … m−1 (top of the ranking) whole by score, the rest by
+        # the largest threshold among them; m minimises the rows that pass on to the exact one
+        first = self._first_filter(edges, sizes, thr, h, params)
         thr_case = "CASE __h " + " ".join(f"WHEN {j} THEN {t}::UBIGINT"
                                           for j, t in enumerate(thr)) + " END"
         k_case = "CASE __h " + " ".join(f"WHEN {j} THEN {int(w)}"
@@ -349,8 +354,9 @@ class DuckDBEngine(Engine):
         ids = ", ".join(quote(c) for c in self.id_columns)
         sql = (f"SELECT {ids}, __h, __rk, __s, __p, __k, __x FROM ("
                f"SELECT *, row_number() OVER (PARTITION BY __h ORDER BY __x) - 1 AS __rk FROM ("
-               f"SELECT *, {h} AS __x FROM (SELECT *, {expr} AS __h FROM {self._base}) "
-               f"WHERE {h} <= {thr_case})) WHERE __rk < {k_case} ORDER BY __h, __x")
+               f"SELECT *, {h} AS __x FROM (SELECT *, {expr} AS __h FROM {self._base} "
+               f"WHERE {first}) WHERE {h} <= {thr_case})) WHERE __rk < {k_case} "
+               f"ORDER BY __h, __x")
         df = self._sql(sql, params).df()
         keys = df["__k"].to_numpy(dtype=np.uint64)
         out = df[list(self.id_columns)].copy()
@@ -361,6 +367,24 @@ class DuckDBEngine(Engine):
         out["tie"] = hash64(ORDER_SEED, keys)
         out["hash"] = df["__x"].to_numpy(dtype=np.uint64)
         return out[list(self.id_columns) + list(PREFIX_COLUMNS)]
+
+    def _first_filter(self, edges: OrderKeys, sizes: np.ndarray, thr: list[int], h: str,
+                      params: dict) -> str:
+        q = np.array([t / 2.0**64 for t in thr])
+        k = len(thr)
+        # rows passing with cut m: all of strata < m, and q_max(m…) of the rest
+        head = np.concatenate([[0], np.cumsum(sizes)])
+        tail_q = np.array([q[m:].max() if m < k else 0.0 for m in range(k + 1)])
+        cost = head + tail_q * (head[-1] - head)
+        m = int(np.argmin(cost))
+        parts = []
+        if m > 0:
+            params["top"] = float(edges.score[m - 1]) if m - 1 < len(edges) else float("-inf")
+            parts.append("__s >= $top")
+        if m < k:
+            t = max(thr[m:])
+            parts.append(f"{h} <= {t}::UBIGINT")
+        return " OR ".join(parts) if parts else "TRUE"
 
     def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
         cols = self.id_columns

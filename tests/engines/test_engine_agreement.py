@@ -161,3 +161,19 @@ def test_many_edges_agree(engines):
     grid = mem.rank_edges(np.unique(np.linspace(0, n, 50).round().astype(np.int64)))
     a, b = mem.segment_counts(grid), duck.segment_counts(grid)
     assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.positives, b.positives)
+
+
+def test_prefix_retries_a_stratum_its_prefilter_starved(engines, monkeypatch):
+    """With a prefilter keeping about half of what is needed, the strata left short are asked
+    again without it: the prefix is unchanged."""
+    mem, duck = engines
+    edges = _edges(mem)[0]
+    k = np.full(len(edges) + 1, 40)
+    calls = []
+    query = duck._prefix_query
+    monkeypatch.setattr(duck, "_prefix_query", lambda *a: calls.append(1) or query(*a))
+    monkeypatch.setattr(duck, "prefilter_sd", 0.0)
+    monkeypatch.setattr(duck, "prefilter_extra", -20.0)
+    got = duck.stratum_prefix(edges, k, 3)
+    pd.testing.assert_frame_equal(got, mem.stratum_prefix(edges, k, 3))
+    assert len(calls) == 2
