@@ -77,8 +77,9 @@ def queries_to_score(ld: Loaded, spec: str | None) -> tuple[dict[str, int | None
     return out, warnings
 
 
-def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | None],
-              notes: list[str] | None = None) -> str:
+def sf_lines(ld: Loaded, opts: Options, runid: str,
+             to_score: dict[str, int | None]) -> list[ScoreLine]:
+    """The SF lines of a run (one per query and per hop-0 class, up to each query's hop)."""
     scores: list[ScoreLine] = []
     for qid in sorted(to_score):
         q = ld.queries[qid]
@@ -90,6 +91,13 @@ def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | N
             limit = to_score.get(hp.query_id if hp else head) or 0
             if int(s.level) <= limit:
                 scores.append(s)
+    return scores
+
+
+def score_run(ld: Loaded, opts: Options, runid: str, to_score: dict[str, int | None],
+              notes: list[str] | None = None) -> str:
+    """The report of one run (its SF, LDC-MAX and LDC-MEAN tables and summary)."""
+    scores = sf_lines(ld, opts, runid, to_score)
     report = Report([COLUMNS[f] for f in opts.fields.split(":")], opts.tabs, opts.fix_precision)
     sections = [("SF", "SF", scores, ("MICRO", "MACRO"), False)]
     if ld.index:
@@ -191,4 +199,4 @@ def _score_parallel(ld: Loaded, opts: Options, runs: list[str], to_score: dict[s
     return None if any(o is None for o in out) else out  # type: ignore[return-value]
 
 
-__all__ = ["Result", "queries_to_score", "score_files", "score_run"]
+__all__ = ["Result", "queries_to_score", "score_files", "score_run", "sf_lines"]
