@@ -79,10 +79,11 @@ class DuckDBEngine(Engine):
                                       expected="integer or text ids")
         self.score_col, self.prediction_col = score, prediction
         integer = len(self.id_columns) == 1 and self._types[self.id_columns[0]] in _INT
+        self._key = key_sql(self.id_columns, integer)
         ids = ", ".join(quote(c) for c in self.id_columns)
         self._base = (f"(SELECT {ids}, CAST({quote(score)} AS DOUBLE) AS __s, "
                       f"CAST({quote(prediction)} AS TINYINT) AS __p, "
-                      f"{key_sql(self.id_columns, integer)} AS __k FROM {self._from})")
+                      f"{self._key} AS __k FROM {self._from})")
         self._tie = hash_sql(ORDER_SEED, "__k")
 
     def _resolve(self, src: str, has_connection: bool) -> tuple[str, str]:
@@ -120,7 +121,7 @@ class DuckDBEngine(Engine):
             f"count(*) FILTER (WHERE __r = 1), count(*) - count(__k), "
             f"sum({h1}), sum({h2}) FILTER (WHERE __r = 1) "
             f"FROM (SELECT *, {raw} AS __r FROM (SELECT *, CAST({quote(self.score_col)} AS DOUBLE)"
-            f" AS __s, {key_sql_from(self)} AS __k FROM {self._from}))").fetchone()
+            f" AS __s, {self._key} AS __k FROM {self._from}))").fetchone()
         n, n_score, n_bad, lo, hi, bad_pred, pos, null_ids, s1, s2 = row
         col = self.score_col
         if n == 0:
@@ -262,6 +263,7 @@ class DuckDBEngine(Engine):
         whatever their number (a rank grid, the ranks of a batch of sampled items): counts per
         fine score bin, then the rows of the bins an edge falls in."""
         edges.check_sorted()
+        self.describe()                 # validates the pool once, before any other pass
         if len(edges) > CASE_EDGES:
             return self._binned_counts(edges)
         return self._case_counts(edges)
@@ -324,6 +326,7 @@ class DuckDBEngine(Engine):
                        sizes: np.ndarray | None = None) -> pd.DataFrame:
         """See :meth:`Engine.stratum_prefix`; ``sizes`` (the strata's N_h) saves a pass."""
         seed = check_seed(seed)
+        self.describe()
         want = np.asarray(k, dtype=np.int64)
         if sizes is None:
             sizes = self.segment_counts(edges).sizes
@@ -404,11 +407,6 @@ class DuckDBEngine(Engine):
             raise AssayInputError(self.source, f"no item with id {want[cols].iloc[r].tolist()}",
                                   expected="ids of items in the pool")
         return df.drop(columns="__w")
-
-
-def key_sql_from(engine: DuckDBEngine) -> str:
-    integer = len(engine.id_columns) == 1 and engine._types[engine.id_columns[0]] in _INT
-    return key_sql(engine.id_columns, integer)
 
 
 __all__ = ["DuckDBEngine"]

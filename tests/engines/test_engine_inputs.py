@@ -120,3 +120,12 @@ def test_glob_of_several_files(tmp_path):
         df.iloc[i * 100:(i + 1) * 100].to_parquet(tmp_path / f"part-{i}.parquet")
     eng = DuckDBEngine(str(tmp_path / "part-*.parquet"))
     assert eng.describe().fingerprint == MemoryEngine(df).describe().fingerprint
+
+
+def test_every_pass_validates_first(tmp_path):
+    df = _frame().assign(prediction=lambda d: d["prediction"].astype(np.int32).where(d.index != 9, 300))
+    eng = DuckDBEngine(_write(tmp_path, df))
+    with pytest.raises(AssayInputError, match="column 'prediction' has 1 value"):
+        eng.segment_counts(OrderKeys.score_cuts([0.0]))
+    with pytest.raises(AssayInputError, match="column 'prediction' has 1 value"):
+        eng.stratum_prefix(OrderKeys.score_cuts([0.0]), np.array([1, 1]), 0)
