@@ -163,3 +163,26 @@ def test_pooled_bias_and_on_demand_coverage(tmp_path):
     assert b.mean() > 0.1 and b.mean() > 5 * b.std(ddof=1) / math.sqrt(len(b))
     assert abs(err.mean()) <= 3 * err.std(ddof=1) / math.sqrt(len(err))
     assert covered / n >= 0.90 - Z90 * math.sqrt(0.9 * 0.1 / n)
+
+
+def test_command_line(tmp_path, capsys):
+    from assay.scorers.csscore.ondemand_cli import main
+    files, truth, _ = write_world(tmp_path, np.random.default_rng(4), queries=4, pooled=1,
+                                  unpooled=1)
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("".join(f"{k}\t{v}\n" for k, v in truth.items()))
+    base = ["--store", str(tmp_path / "od.db"), "--half-width", "0.1"]
+    # no gold: the first drawn instance the pool did not assess is one error line, exit 2
+    assert main([*base, "--campaign", "a", *files]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no label for instance" in err
+    never = tmp_path / "never.tsv"
+    assert main([*base, "--campaign", "b", "--gold", str(gold), "--never-assessed", str(never),
+                 *files]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [r.split("\t")[0] for r in out[1:]] == ["run0", "run1"]
+    rows = [r.split("\t") for r in never.read_text().splitlines()]
+    assert rows and {r[0] for r in rows} == {"run1"} and all(len(r) == 7 for r in rows)
+    gold.write_text("Q\tslot\tx\n")
+    assert main([*base, "--campaign", "c", "--gold", str(gold), *files]) == 2
+    assert "gold.tsv" in capsys.readouterr().err
