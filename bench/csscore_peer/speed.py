@@ -1,10 +1,13 @@
 """Speed of cs-score: R runs x N answers each (default 100 x 10,000), one hop or two.
 
     .venv/bin/python bench/csscore_peer/speed.py [--runs 100] [--answers 10000] [--queries 500]
+                                                 [--jobs N]
 
 Writes a synthetic Cold Start case to a temporary folder (an SF query file, a pool of ~20
 assessed answers a query and their hop-1 answers, R run files of N answers: half pooled, half
-novel, a third with a hop-1 answer) and times ``cs-score`` (reading, scoring, report) in-process.
+novel, a third with a hop-1 answer) and times ``cs-score`` (reading, scoring, report) in-process:
+wall clock, CPU time of this process and of the worker processes, and the load average (the
+machine is shared: wall clock moves with the load).
 Optionally ``--perl`` times the original on the same files.
 """
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import random
+import resource
 import subprocess
 import tempfile
 import time
@@ -80,17 +85,23 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--perl", action="store_true")
+    ap.add_argument("--jobs", type=int, default=0, help="cs-score --jobs (0: its default)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         files = write_case(Path(d), a.runs, a.answers, a.queries, a.seed)
         lines = sum(1 for f in files[2:] for _ in open(f))
-        t0 = time.perf_counter()
+        jobs = ["--jobs", str(a.jobs)] if a.jobs else []
+        load0 = os.getloadavg()[0]
+        t0, c0 = time.perf_counter(), time.process_time()
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            code = cs_main(["-tabs", *files])
-        dt = time.perf_counter() - t0
+            code = cs_main([*jobs, "-tabs", *files])
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         print(f"cs-score: {a.runs} runs x {a.answers} answers ({lines} submission lines, "
-              f"{a.queries} queries): {dt:.2f} s (exit {code}, {len(out.getvalue())} bytes)")
+              f"{a.queries} queries): {dt:.2f} s (exit {code}, {len(out.getvalue())} bytes); "
+              f"CPU {cpu:.2f} s here + {kids.ru_utime + kids.ru_stime:.2f} s in workers; "
+              f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         if a.perl:
             t0 = time.perf_counter()
             p = subprocess.run(["perl", str(Path(__file__).parent / "checkout" / "CS-Score.pl"),
