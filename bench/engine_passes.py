@@ -96,16 +96,36 @@ def machine() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=100_000_000)
-    ap.add_argument("--path", type=Path, default=None)
+    ap.add_argument("--rows", type=int, nargs="+", default=[100_000_000],
+                    help="pool size(s); one table each")
     ap.add_argument("--first", type=int, default=256, help="size of the top geometric stratum")
     ap.add_argument("--k", type=int, default=64, help="prefix length per stratum")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     console = Console()
-    path = args.path or Path(f"/tmp/assay_pool_{args.rows}.parquet")
-    gen = None if path.exists() else generate(path, args.rows, console)
+    lines = [
+        "# DuckDB engine passes",
+        "",
+        f"Command: `nice -n 10 .venv/bin/python bench/engine_passes.py --rows "
+        f"{' '.join(map(str, args.rows))} --first {args.first} --k {args.k} --seed {args.seed}`  ",
+        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC  ",
+        f"Machine: {machine()} (shared with other jobs; DuckDB default threads)  ",
+        "Pools: generated Parquet in /tmp (id int64, score double rounded to 1e-6, prediction "
+        "int8). The machine is shared: wall-clock times are inflated by about load/cores; CPU "
+        "seconds (user + system of this process) are not.",
+        "",
+    ]
+    for rows in args.rows:
+        lines += bench_size(rows, args, console)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines))
+    console.print(f"wrote {args.out}")
+
+
+def bench_size(rows: int, args: argparse.Namespace, console: Console) -> list[str]:
+    path = Path(f"/tmp/assay_pool_{rows}.parquet")
+    gen = None if path.exists() else generate(path, rows, console)
 
     eng = DuckDBEngine(str(path))
     results: list[tuple[str, float, float, int, str]] = []
@@ -165,18 +185,10 @@ def main() -> None:
     n = state["n"]
     size = path.stat().st_size
     lines = [
-        "# DuckDB engine passes",
+        f"## {n:,} rows",
         "",
-        f"Command: `nice -n 10 .venv/bin/python bench/engine_passes.py --rows {args.rows} "
-        f"--first {args.first} --k {args.k} --seed {args.seed}`  ",
-        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC  ",
-        f"Machine: {machine()} (shared with other jobs; DuckDB default threads)  ",
-        f"Pool: {n:,} rows, {size / 2**30:.2f} GiB Parquet ({path}; id int64, score double "
-        "rounded to 1e-6, prediction int8)" + (f", written in {gen:.1f} s" if gen else "") + ".",
-        "",
-        f"Load average when the passes began: {load:.1f} on {os.cpu_count()} cores (other jobs "
-        "share the machine: wall-clock times are inflated by about load/cores; CPU seconds, "
-        "user + system of this process, are not).",
+        f"{size / 2**30:.2f} GiB Parquet ({path})" + (f", written in {gen:.1f} s" if gen else "")
+        + f"; load average {load:.1f} on {os.cpu_count()} cores when the passes began.",
         "",
         "| pass | wall s | CPU s | M rows/wall s | ns CPU/row | peak RSS (GiB) | result |",
         "|---|---:|---:|---:|---:|---:|---|",
@@ -185,11 +197,10 @@ def main() -> None:
         lines.append(f"| {name} | {dt:.2f} | {dc:.2f} | {n / dt / 1e6:.0f} | {dc / n * 1e9:.1f} | "
                      f"{peak / 2**30:.2f} | {note} |")
     setup, setup_cpu = (sum(r[i] for r in results[:5]) for i in (1, 2))
+    peak = max(r[3] for r in results)
     lines += ["", f"Set-up of a stratified design (the first five passes): {setup:.1f} s wall, "
-              f"{setup_cpu:.1f} CPU s.", ""]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    console.print(f"wrote {args.out}")
+              f"{setup_cpu:.1f} CPU s; peak RSS {peak / 2**30:.2f} GiB.", ""]
+    return lines
 
 
 if __name__ == "__main__":
