@@ -15,6 +15,15 @@ the *mean* of set j; written out, with g_i = p_i f / q and the sets independent,
     Var(μ̂_i) = Σ_j (π_j² / n_j) Var_{p_j}[g_i],   estimated with the within-set sample
     variances s²_j(g_i) (ddof 1).                                                      (M2)
 
+The seed's "takeaway" π_j ∝ σ_ij^{-2} is the minimiser of Σ_j π_j² σ²_ij on the simplex only
+when the σ²_ij are held fixed (Lagrange: 2π_j σ²_ij = λ); they are not — w_i = p_i/q depends on π
+through q — so the weights below minimise the full expression numerically (the seed's appendix
+on the weights is empty; this is its completion, with the gradient in
+:func:`optimal_weights_fast`). Note also that π_j multiplies the *mean* of set j, so π_j enters
+squared and n_j divides: writing (M2) with the per-draw variance and no 1/n_j (as the seed's
+first form reads) overstates the variance of a set with many draws and understates it for a set
+of few. The tests check (M2) against the Monte Carlo variance (tests/core/test_open_world.py).
+
 Several targets share one set of draws, so (M2) generalises to a covariance matrix
 Σ_j (π_j²/n_j) Cov_j[g_a, g_b] — what the delta method needs for ratios such as pooled recall.
 
@@ -153,6 +162,22 @@ def overlap_weights(source: np.ndarray, density: np.ndarray, overlap: np.ndarray
     return w / w.sum(axis=1, keepdims=True)
 
 
+def _prepare(universe: np.ndarray, n: np.ndarray, multiplicity: np.ndarray | None,
+             rate: float, floor_set: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, float]:
+    """The arguments of :func:`optimal_weights` and :func:`optimal_weights_fast` as arrays:
+    densities, multiplicities, draw counts, the number of sets, the sets with draws and the
+    rate clipped into [0.001, 0.999]; the set that keeps the floor must have draws."""
+    dens = np.asarray(universe, dtype=np.float64)
+    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
+    nn = np.asarray(n, dtype=np.float64)
+    live = np.flatnonzero(nn > 0)
+    if floor_set not in live:
+        raise EstimationError(f"set {floor_set} has no draws of its own: the target's support "
+                              "is not known to be covered")
+    return dens, mult, nn, dens.shape[1], live, float(np.clip(rate, 1e-3, 1 - 1e-3))
+
+
 def optimal_weights(universe: np.ndarray, n: np.ndarray, target: int, rate: float,
                     multiplicity: np.ndarray | None = None, floor: float = FLOOR) -> np.ndarray:
     """The π minimising (M2) for system ``target`` with f replaced by the constant ``rate``
@@ -168,15 +193,7 @@ def optimal_weights(universe: np.ndarray, n: np.ndarray, target: int, rate: floa
     >>> optimal_weights(uni, np.array([10, 10]), 0, 0.5).round(2).tolist()
     [0.5, 0.5]
     """
-    dens = np.asarray(universe, dtype=np.float64)
-    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
-    n = np.asarray(n, dtype=np.float64)
-    m = dens.shape[1]
-    live = np.flatnonzero(n > 0)
-    if target not in live:
-        raise EstimationError(f"system {target} has no draws of its own: its support is not "
-                              "known to be covered")
-    mu = float(np.clip(rate, 1e-3, 1 - 1e-3))
+    dens, mult, n, m, live, mu = _prepare(universe, n, multiplicity, rate, target)
     mass = dens[:, live] * mult[:, None]               # p_j(u) × multiplicity, sets with draws
     own = dens[:, target]
 
@@ -378,16 +395,8 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
     >>> optimal_weights_fast(uni, np.array([10, 10]), 0, 0.5).round(2).tolist()
     [0.5, 0.5]
     """
-    dens = np.asarray(universe, dtype=np.float64)
-    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
-    n = np.asarray(n, dtype=np.float64)
-    m = dens.shape[1]
-    live = np.flatnonzero(n > 0)
     fl = target if floor_on is None else int(floor_on)
-    if fl not in live:
-        raise EstimationError(f"set {fl} has no draws of its own: the target's support is not "
-                              "known to be covered")
-    mu = float(np.clip(rate, 1e-3, 1 - 1e-3))
+    dens, mult, n, m, live, mu = _prepare(universe, n, multiplicity, rate, fl)
     t = int(np.flatnonzero(live == fl)[0])
     d = dens[:, live]
     tdens = dens[:, target] if target_density is None else np.asarray(target_density, float)

@@ -36,7 +36,7 @@ from assay.core.types import Estimate
 from assay.errors import AssayInputError
 from assay.labels.sources import SKIP, LabelSource
 from assay.labels.store import Judgment, LabelStore, Status, claim_token
-from assay.ondemand import joint, planning
+from assay.ondemand import joint, planning, structured
 from assay.ondemand.store import CampaignRow, OnDemandStore, SystemRow, fingerprint
 
 MAX_ROUNDS = 4
@@ -282,9 +282,17 @@ class OnDemandCampaign:
         self.row = self.od.campaign(self.row.name)
 
     # -- estimates ---------------------------------------------------------------------------
-    def report(self, rule: str = "optimal") -> CampaignReport:
-        """Every system's joint estimates (``rule``: optimal, overlap or own mixtures)."""
+    def report(self, rule: str = "optimal", level: str = "instance") -> CampaignReport:
+        """Every system's joint estimates (``rule``: optimal, overlap or own mixtures).
+        ``level``: ``instance`` (micro), or ``relation`` / ``entity`` precision (macro over
+        relations; over entities of their fills' mention precision,
+        :mod:`assay.ondemand.structured`) from the same labels by reweighting, with the items'
+        structure columns as submitted; recall and F1 are then not estimated (undefined)."""
+        if level not in structured.LEVELS:
+            raise AssayInputError("--level", level, expected=" or ".join(structured.LEVELS))
         st = self.state()
+        if level != "instance" and len(st.systems):
+            st = self._at_level(st, level)
         notes = []
         if st.units is None:
             notes.append("no unit annotated exhaustively yet: only the pooled (closed-world) "
@@ -298,9 +306,31 @@ class OnDemandCampaign:
                 s.name, s.size, int(mine.sum()),
                 int(np.count_nonzero(mine & st.first_by & ~np.isnan(st.f))), s.finished,
                 {m: est[m][k] for m in MEASURES}))
+        if level != "instance":
+            notes.append(f"{level}-level precision (macro-averaged); recall and F1 are "
+                         "estimated at the instance level only")
+            for i, s in enumerate(systems):
+                systems[i] = SystemReport(s.name, s.size, s.draws, s.labels_used, s.finished, {
+                    k: (v if k == "precision" else _undefined(k, v.confidence, level))
+                    for k, v in s.estimates.items()})
         labelled = int(np.count_nonzero(st.first_by & ~np.isnan(st.f)))
         return CampaignReport(self.row, systems, labelled,
                               0 if st.units is None else len(st.units.true_items), notes)
+
+
+    def _at_level(self, st: State, level: str) -> State:
+        """The state with the systems' target densities at ``level``."""
+        sdf = self.od.structure(self.row.id).set_index("item").reindex(list(st.keys))
+        rel, sub, fil = structured.structure_codes(sdf, len(st.keys))
+        dens = structured.level_density(st.uni.memb, rel, sub, fil, level)
+        uni = joint.Universe(st.uni.memb, fill=st.uni.fill, target=dens)
+        return State(st.systems, st.keys, uni, st.src, st.system, st.item, st.f, st.first_by,
+                     st.units)
+
+
+def _undefined(measure: str, confidence: float, level: str) -> Estimate:
+    return Estimate(measure, 0.0, None, None, None, None, confidence, "undefined",
+                    note=f"not estimated at the {level} level")
 
 
 __all__ = ["CampaignReport", "MAX_ROUNDS", "OnDemandCampaign", "State", "SystemReport"]

@@ -29,7 +29,9 @@ already sampled by their draws, so new labels go where nothing was sampled yet.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -38,6 +40,11 @@ from assay.core.mixture import mixture_mean, optimal_weights_fast, ratio_mixture
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
 from assay.core.types import Estimate
+
+try:            # many tiny L-BFGS problems: a threaded BLAS only spins (20x slower measured on a
+    from threadpoolctl import threadpool_limits      # busy 2-core machine)
+except ImportError:                                   # pragma: no cover
+    threadpool_limits = None
 
 RULES = ("optimal", "overlap", "own")
 OWN, NOVEL, FILL = "own", "novel", "fill"
@@ -60,11 +67,14 @@ class Universe:
     *fill* proposal density over the rows (``fill``, rows × m, a zero column for a system
     without one; see :func:`fill_density`) and the systems' target distributions p_k
     (``target``, rows × m; default uniform over each output — instance-level scores; see
-    :mod:`assay.ondemand.structured` for relation- and entity-level ones)."""
+    :mod:`assay.ondemand.structured` for relation- and entity-level ones); the density of each
+    system's own set (``own``, rows × m; default uniform over its output; structured sampling
+    draws from a level's distribution instead)."""
 
     memb: np.ndarray
     fill: np.ndarray | None = None
     target: np.ndarray | None = None
+    own: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -101,8 +111,9 @@ class Universe:
         nov = self.novel()
         fill = (np.zeros(self.memb.shape) if self.fill is None
                 else np.asarray(self.fill, dtype=np.float64))
-        return np.column_stack([self.memb / np.maximum(self.sizes, 1),
-                                nov / np.maximum(nov.sum(axis=0), 1), fill])
+        own = (self.memb / np.maximum(self.sizes, 1) if self.own is None
+               else np.asarray(self.own, dtype=np.float64))
+        return np.column_stack([own, nov / np.maximum(nov.sum(axis=0), 1), fill])
 
     def patterns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Distinct rows: target densities (p × m), proposal densities (p × 3m), counts."""
@@ -116,12 +127,14 @@ class Universe:
             return self._cache["groups"]
         t, q = self.targets(), self.proposals()
         # a fill density is a function of the membership row (it is made from the draw counts
-        # and the densities of earlier sets, all functions of it): only p_k may differ
-        # between items of one membership pattern
+        # and the densities of earlier sets, all functions of it): only p_k and the own
+        # densities may differ between items of one membership pattern
         key = _row_keys(self.memb)
-        if self.target is not None:
-            key = _row_keys(np.column_stack([key.view(np.uint8).reshape(len(key), -1),
-                                             np.ascontiguousarray(t).view(np.uint8)]))
+        extra = [np.ascontiguousarray(a, dtype=np.float64).view(np.uint8)
+                 for a in (self.target, self.own) if a is not None]
+        if extra:
+            key = _row_keys(np.column_stack([key.view(np.uint8).reshape(len(key), -1)]
+                                            + extra))
         _, first, inv, mult = np.unique(key, return_index=True, return_inverse=True,
                                         return_counts=True)
         out = (t, q, first, np.asarray(inv).reshape(-1), mult)
@@ -177,6 +190,11 @@ def mixtures(uni: Universe, n: np.ndarray, rate: float, rule: str = "optimal",
             for i in targets}
 
 
+def single_thread() -> Any:
+    """A context in which BLAS runs on one thread (threadpoolctl, when installed)."""
+    return nullcontext() if threadpool_limits is None else threadpool_limits(1)
+
+
 def defend(pi: np.ndarray, n: np.ndarray, share: float = DEFENSIVE) -> np.ndarray:
     """(1 − share)·π + share·(balance weights): every set with draws keeps a weight of at least
     share·n_j/Σn, so q is bounded below wherever any set samples and no importance weight
@@ -220,8 +238,9 @@ def estimate(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
     ok = ~np.isnan(f)
     n = np.bincount(src[ok], minlength=3 * m)
     rate = float(np.mean(f[ok])) if ok.any() else 0.5
-    pis = mixtures(uni, n, rate, rule, [i for i in range(m) if drawn(n, i, m) > 0],
-                   normalised)
+    with single_thread():
+        pis = mixtures(uni, n, rate, rule, [i for i in range(m) if drawn(n, i, m) > 0],
+                       normalised)
     mu, cov = _moments(uni, src, item, f, pis, normalised)
     sizes, pool = uni.sizes, len(uni.memb)
     if units is not None and len(units.true_items) > 0:
@@ -308,5 +327,5 @@ def water_fill(tp: np.ndarray, have: np.ndarray, mult: np.ndarray, d: int) -> np
 from assay.ondemand.planning import next_draws, pattern_rates, plan  # noqa: E402  (re-exported)
 
 __all__ = ["DEFENSIVE", "FILL", "NOVEL", "OWN", "RULES", "Units", "Universe", "defend",
-           "drawn", "estimate", "fill_density", "water_fill", "mixtures", "next_draws", "pattern_rates",
+           "drawn", "estimate", "fill_density", "single_thread", "water_fill", "mixtures", "next_draws", "pattern_rates",
            "plan", "precision_half_width", "proposal_index"]

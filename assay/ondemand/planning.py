@@ -22,7 +22,8 @@ from scipy import stats
 
 from assay.core.mixture import draws_needed, model_variance, optimal_weights_fast
 from assay.ondemand.joint import (FILL, NOVEL, OWN, Universe, _floor_on, defend, drawn,
-                                  fill_density, precision_half_width, water_fill)
+                                  fill_density, precision_half_width, single_thread,
+                                  water_fill)
 
 OPTIMAL_PLAN = True
 RATE_MODEL = True
@@ -204,12 +205,14 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
     when ``room`` (what the caps leave) is used up or ``max_rounds`` rounds were made; else
     :func:`plan`'s number of draws (within ``room``) and set. A new fill proposal's density is
     :func:`new_fill` of the same arguments."""
-    _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
-    if hw <= half_width or room <= 0 or rounds >= max_rounds:
-        return 0, OWN
-    d, kind = plan(uni, src, item, f, target, half_width, confidence, room, minimum,
-                   normalised)
+    with single_thread():
+        _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
+        if hw <= half_width or room <= 0 or rounds >= max_rounds:
+            return 0, OWN
+        d, kind = plan(uni, src, item, f, target, half_width, confidence, room, minimum,
+                       normalised)
     return max(2, min(d, room)) if room >= 2 else room, kind
+
 
 
 def new_fill(uni: Universe, src: np.ndarray, f: np.ndarray, target: int, d: int) -> np.ndarray:
@@ -228,4 +231,4 @@ def _wilson(k: float, n: float, z: float = 1.96) -> tuple[float, float]:
 
 
 __all__ = ["CALIBRATION", "FILL_PLAN", "OPTIMAL_PLAN", "RATE_MODEL", "new_fill", "next_draws",
-           "pattern_rates", "plan"]
+           "pattern_rates", "plan", "single_thread"]

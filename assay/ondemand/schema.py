@@ -7,7 +7,8 @@ and annotator — never by a campaign or system).
 * ``assay_od_systems`` — each submission in order of arrival, with the fingerprint of its output
   and whether its sampling is finished;
 * ``assay_od_items`` — the universe's items by canonical key, with optional structure columns
-  (unit/document, subject, relation); ``assay_od_outputs`` — which system output which item;
+  (unit/document, subject, relation, object; the object column is added to older stores on
+  first use); ``assay_od_outputs`` — which system output which item;
 * ``assay_od_units`` / ``assay_od_unit_truth`` — the exhaustively annotated units and their true
   items (a unit may have none);
 * ``assay_od_draws`` — every draw: the item, the system and which of its sets it came from
@@ -24,7 +25,7 @@ and annotator — never by a campaign or system).
 from __future__ import annotations
 
 from sqlalchemy import (Column, DateTime, Float, ForeignKey, Integer, MetaData, String, Table,
-                        Text, UniqueConstraint, inspect)
+                        Text, UniqueConstraint, inspect, text)
 from sqlalchemy.engine import Connection
 
 from assay.labels.schema import NAME_LENGTH
@@ -67,6 +68,7 @@ items_table = Table(
     Column("unit", Text, nullable=True),
     Column("subject", Text, nullable=True),
     Column("relation", Text, nullable=True),
+    Column("object", Text, nullable=True),
 )
 
 outputs_table = Table(
@@ -115,6 +117,10 @@ def ensure_ondemand_schema(conn: Connection) -> None:
     names = set(inspect(conn).get_table_names())
     if not {t.name for t in od_metadata.sorted_tables} <= names:
         od_metadata.create_all(conn, checkfirst=True)
+    if items_table.name in names:       # a store made before the object column was added
+        cols = {c["name"] for c in inspect(conn).get_columns(items_table.name)}
+        if "object" not in cols:
+            conn.execute(text(f"ALTER TABLE {items_table.name} ADD COLUMN object TEXT"))
 
 
 __all__ = ["OD_SCHEMA_VERSION", "campaigns_table", "ensure_ondemand_schema", "fill_table",

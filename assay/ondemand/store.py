@@ -20,7 +20,7 @@ from assay.ondemand.schema import (OD_SCHEMA_VERSION, campaigns_table, ensure_on
                                    fill_table, items_table, od_draws_table, outputs_table, systems_table,
                                    unit_truth_table, units_table)
 
-STRUCTURE = ("unit", "subject", "relation")
+STRUCTURE = ("unit", "subject", "relation", "object")
 _CHUNK = 500
 
 
@@ -191,6 +191,14 @@ class OnDemandStore:
         with self.engine.connect() as conn:
             return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "round", "proposal",
                                                                 "item", "probability"])
+
+    @_store_errors
+    def structure(self, campaign_id: int) -> pd.DataFrame:
+        """The items' structure columns (item, unit, subject, relation, object)."""
+        t = items_table
+        q = select(t.c.item, *[t.c[c] for c in STRUCTURE]).where(t.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            return pd.DataFrame(conn.execute(q).all(), columns=["item", *STRUCTURE])
 
     @_store_errors
     def fills(self, campaign_id: int) -> pd.DataFrame:
