@@ -45,7 +45,7 @@ class RankCalibration:
         th = rng.multivariate_normal(self.theta, self.cov, size=size)
         if th.shape[1] - (1 if self.tail else 0) >= 3:
             th[:, 2] = np.minimum(th[:, 2], 0.0)
-        return th
+        return _steep_tail(th, self.tail)
 
     def probability(self, rank: np.ndarray) -> np.ndarray:
         """P(ℓ = 1) at ``rank``, at the mode θ̂."""
@@ -237,12 +237,32 @@ def fit_rank_calibration(ranks: np.ndarray, labels: np.ndarray, prior_sd: float 
         theta = theta + step
         if np.max(np.abs(step)) < 1e-9:
             break
+    theta = _steep_tail(theta, tail)
     p = _expit(X @ theta)
     hess = (X * (p * (1 - p))[:, None]).T @ X + prec
     eps = 1e-300
     loglik = float(np.sum(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
     return RankCalibration(theta=theta, cov=np.linalg.inv(hess), n_labels=int(y.size),
                            n_positive=int(y.sum()), knee=knee, loglik=loglik, tail=tail)
+
+
+TAIL_SLOPE = -1.0   # past a tail knee, logit π falls at least this fast per unit of log-rank
+
+
+def _steep_tail(theta: np.ndarray, tail: float) -> np.ndarray:
+    """With a tail knee and a straight decay (a, b, d): keep the tail's slope b + d ≤
+    ``TAIL_SLOPE``, i.e. past the census the match rate falls at least as fast as 1/rank (the
+    real pools fall as rank^−1.8): a flatter tail would make the expected matches of a pool
+    grow without bound with its size, and is what the tail's few labels cannot rule out alone.
+    Applies to a parameter vector or rows of draws.
+
+    >>> _steep_tail(np.array([[1.0, -2.0, 1.5], [1.0, -2.0, 0.5]]), tail=6.0).tolist()
+    [[1.0, -2.0, 1.0], [1.0, -2.0, 0.5]]
+    """
+    th = np.array(theta, dtype=np.float64, copy=True)
+    if tail and th.shape[-1] == 3:
+        th[..., 2] = np.minimum(th[..., 2], TAIL_SLOPE - th[..., 1])
+    return th
 
 
 def _logit(theta: np.ndarray, lr: np.ndarray, tail: float | None = None) -> np.ndarray:
