@@ -125,6 +125,7 @@ _WHITE = re.compile(r"\s")
 _TRIPLE1 = re.compile(r"^[^:]+:\d+-\d+$")
 
 
+_GOOD_MAX = 4096                    # values remembered (a run with many confidences: the regex)
 _GOOD_SLOTS: set[str] = set()      # submission columns already checked (a run repeats them)
 _GOOD_RUNIDS: set[str] = set()
 _GOOD_CONF: set[str] = set()
@@ -133,13 +134,14 @@ _GOOD_VTYPES = set(VALUE_TYPES) | {v.lower() for v in VALUE_TYPES}
 
 def _submission(fields: list[str], source: str, n: int, text: str) -> Response | None:
     """Fast path of a well-formed submission line (slot, run ID and confidence looked up in
-    sets of values already checked); ``None`` sends the line to :func:`parse_line`'s checks,
-    which name the problem."""
+    sets of values already checked, at most :data:`_GOOD_MAX` each; a confidence not there is
+    matched by the same regex); ``None`` sends the line to :func:`parse_line`'s checks, which
+    name the problem."""
     if len(fields) != NCOLS or not all(map(str.strip, fields)):
         return None
     qtext, slot, runid, rel, value, vtype, vprov, conf = fields
-    if slot not in _GOOD_SLOTS or runid not in _GOOD_RUNIDS or conf not in _GOOD_CONF \
-            or vtype not in _GOOD_VTYPES:
+    if slot not in _GOOD_SLOTS or runid not in _GOOD_RUNIDS or vtype not in _GOOD_VTYPES \
+            or (conf not in _GOOD_CONF and not _CONFIDENCE.match(conf)):
         return None
     parts = parse_queryid(qtext)
     if parts is None or parts.ldc or parts.level > 1:
@@ -182,9 +184,10 @@ def parse_line(fields: list[str], kind: str, source: str, n: int, text: str) -> 
         out = Response(SUBMISSION, source, n, text, qtext, parts, slot,
                        _prov(source, n, 4, rel), value, _prov(source, n, 7, vprov),
                        runid=runid, value_type=vtype, confidence=conf)
-        _GOOD_SLOTS.add(slot)               # every check passed: later lines skip them
-        _GOOD_RUNIDS.add(runid)
-        _GOOD_CONF.add(conf)
+        if len(_GOOD_RUNIDS) < _GOOD_MAX and len(_GOOD_CONF) < _GOOD_MAX:
+            _GOOD_SLOTS.add(slot)           # every check passed: later lines skip them
+            _GOOD_RUNIDS.add(runid)
+            _GOOD_CONF.add(conf)
         return out
     col = _ASSESS_COLS[ncols]
     f = {k: fields[c - 1] for k, c in col.items()}
