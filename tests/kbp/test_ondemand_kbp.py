@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assay.errors import AssayInputError
 from assay.formats.kbp import entrypoint_uuid
 from assay.labels.sources import CallableLabels
 from assay.labels.store import LabelStore
@@ -131,6 +132,8 @@ def test_pooled_labels_are_not_asked_again(tmp_path):
     assert table.splitlines()[0].startswith("run\tinstances\tnever_assessed")
     assert len(table.splitlines()) == 4
     assert all(r.draws > 0 and 0 <= r.ondemand["precision"].estimate <= 1 for r in rows)
+    with pytest.raises(AssayInputError, match="no run 'run9'"):
+        score_on_demand(camp, runs, CallableLabels(gold, "gold"), runids=["run9"])
 
 
 def test_unpooled_runs_pooled_precision_is_biased_upwards(tmp_path):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from assay.core.types import Estimate
+from assay.errors import AssayInputError
 from assay.formats.kbp import ASSESSMENT, Response
 from assay.labels.sources import SKIP, LabelSource
 from assay.ondemand import OnDemandCampaign
@@ -88,8 +89,9 @@ class Unassessed:
 
 @dataclass(frozen=True)
 class KBPRuns:
-    """What the campaign needs of the files: each run's instance keys (line order, repeats
-    collapsed), its answers never assessed, its pooled score, and the pool's labels."""
+    """What the campaign needs of the files: each run's instance keys (by query in order of
+    first appearance, then line order; repeats collapsed), its answers never assessed (by file
+    and line), its pooled score, and the pool's labels."""
 
     runids: tuple[str, ...]
     keys: Mapping[str, tuple[str, ...]]
@@ -176,6 +178,10 @@ def score_on_demand(campaign: OnDemandCampaign, runs: KBPRuns, source: LabelSour
     compare its estimates with the pooled score."""
     labels = PoolFirst(runs.pool_labels, source)
     chosen = list(runids or runs.runids)
+    unknown = [r for r in chosen if r not in runs.keys]
+    if unknown:
+        raise AssayInputError("runids", f"no run {unknown[0]!r} in the files",
+                              expected=", ".join(runs.runids) or "a run in the files")
     for runid in chosen:
         if runs.keys[runid]:
             campaign.submit(runid, runs.keys[runid], labels)
