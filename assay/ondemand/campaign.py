@@ -317,7 +317,6 @@ class OnDemandCampaign:
         return CampaignReport(self.row, systems, labelled,
                               0 if st.units is None else len(st.units.true_items), notes)
 
-
     def _at_level(self, st: State, level: str) -> State:
         """The state with the systems' target densities at ``level``."""
         sdf = self.od.structure(self.row.id).set_index("item").reindex(list(st.keys))
