@@ -56,7 +56,7 @@ class AutoDesign(Design):
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 5, pilot_per_stratum: int = 4,
                  order: np.ndarray | None = None, degree: int = 0,
-                 census_share: float | None = None, tail_sd: float = 0.0,
+                 census_share: float | None = None, tail_sd: float = 1.0,
                  audit_share: float = 0.0) -> None:
         n = predictions.shape[0]
         self.rng, self.alpha, self.n = rng, alpha, n
@@ -155,7 +155,7 @@ class AutoDesign(Design):
         return {"design": "auto", "alpha": self.alpha, "first": self.first, "degree": self.degree,
                 "census_share": self.census_share,
                 "batches": self.batches, "budget": self.budget, "n_strata": self.strata.count,
-                **({"tail_sd": self.tail_sd} if self.tail_sd else {}),
+                "tail_sd": self.tail_sd,
                 **({"audit_share": self.audit_share} if self.audit_share else {})}
 
     def extend(self, budget: int) -> None:

@@ -121,8 +121,8 @@ class AutoSettings(DesignSettings):
     """``auto``: ``first`` the top stratum's size (None: from the budget), ``batches`` of
     re-allocation, calibration ``degree`` (0: averaged hinges), ``census_share`` of the budget
     for the census of the top (None: ½ under imbalance, else 0.1), ``tail_sd`` > 0: the decay
-    past the census gets a slope of its own with that prior s.d. on the change (0: off;
-    :meth:`assay.core.rank_model.RankedStrata.tail_knee`), ``audit_share`` of the budget drawn
+    past the census gets a slope of its own with that prior s.d. on the change (0: off, as in
+    runs stored before it existed; :meth:`assay.core.rank_model.RankedStrata.tail_knee`), ``audit_share`` of the budget drawn
     uniformly over the ranks the census leaves out (0: none)."""
 
     name: ClassVar[str] = "auto"
@@ -130,7 +130,7 @@ class AutoSettings(DesignSettings):
     batches: int = 5
     degree: int = 0
     census_share: float | None = None
-    tail_sd: float = 0.0
+    tail_sd: float = 1.0
     audit_share: float = 0.0
 
     def __post_init__(self) -> None:
@@ -161,6 +161,8 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
     is an error naming it."""
     data = dict(data)
     klass = _klass(str(data.pop("design", design)))
+    if klass is AutoSettings:
+        data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
     known = {f.name for f in fields(klass)}
     for key in data:
         if key not in known:
