@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assay.core.mixture import model_variance  # noqa: E402
+from assay.core.mixture_variance import model_variance  # noqa: E402
 from assay.ondemand import joint  # noqa: E402
 from assay.ondemand.simulate import in_turn  # noqa: E402
 

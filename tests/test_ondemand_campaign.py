@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.core.mixture import draws_needed, model_variance
+from assay.core.mixture_variance import draws_needed, model_variance
 from assay.errors import AssayInputError, StoreError
 from assay.labels.sources import CallableLabels
 from assay.labels.store import LabelStore

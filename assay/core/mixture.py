@@ -294,8 +294,5 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
     return out
 
 
-from assay.core.mixture_variance import draws_needed, model_variance  # noqa: E402  (re-exported)
-
-__all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "draws_needed", "mixture_mean",
-           "model_variance", "optimal_weights", "optimal_weights_fast",
-           "overlap_weights", "ratio_mixture_mean"]
+__all__ = ["FLOOR", "WEIGHT_RULES", "balance_weights", "mixture_mean", "optimal_weights",
+           "optimal_weights_fast", "overlap_weights", "ratio_mixture_mean"]

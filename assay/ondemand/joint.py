@@ -286,7 +286,7 @@ def fill_density(uni: Universe, n: np.ndarray, target: int, d: int) -> np.ndarra
     draws the sets so far are expected to put on x, r(x) = (L p_target(x) − ñ(x))₊ / d, the
     level L such that Σ_x r(x) = 1 (water filling). Under the balance heuristic the
     self-normalised variance is μ(1 − μ) Σ_x p(x)²/ñ(x) (ñ the expected draws at x over all
-    sets, :func:`assay.core.mixture.model_variance` with π_j ∝ n_j); for d more draws,
+    sets, :func:`assay.core.mixture_variance.model_variance` with π_j ∝ n_j); for d more draws,
     minimising Σ_x p²/(ñ + d r) over r on the simplex gives (Lagrange) ñ + d r ∝ p where
     r > 0: the new draws raise the least-sampled items of the output to one level and leave
     the well-sampled ones alone. The novel set (ñ = 0) and the own set (ñ ignored) are the two

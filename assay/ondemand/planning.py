@@ -1,7 +1,7 @@
 """How many new draws a submission needs, and from which of its sets (on-demand rule, issue 12
 must-have 5; seed 000's "bisection on a conservative variance bound, or better").
 
-The planning variance is :func:`assay.core.mixture.model_variance` under the optimal mixture,
+The planning variance is :func:`assay.core.mixture_variance.model_variance` under the optimal mixture,
 with the labels Bernoulli at a rate per membership pattern (:func:`pattern_rates`) instead of
 the worst constant rate of an interval: where systems' outputs differ, the items few systems
 output are mostly false, and the constant-rate bound overstated a low-precision system's
@@ -20,7 +20,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from assay.core.mixture import draws_needed, model_variance, optimal_weights_fast
+from assay.core.mixture import optimal_weights_fast
+from assay.core.mixture_variance import draws_needed, model_variance
 from assay.ondemand.joint import (FILL, NOVEL, OWN, Universe, _floor_on, defend, drawn,
                                   fill_density, precision_half_width, single_thread,
                                   water_fill)
