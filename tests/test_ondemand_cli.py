@@ -149,3 +149,23 @@ def test_bad_input_is_one_line_and_writes_nothing(files):
     assert od.systems(row.id) == [] and od.units(row.id) == {}
     assert od.draws(row.id).empty and row.corpus_units == 500
     assert not (files / "no").exists()
+
+
+def test_report_by_level(files):
+    """``report --level relation`` scores precision macro-averaged over the submissions'
+    ``relation`` column from the same labels; a level it does not know is one line, exit 2."""
+    db = files / "lv.db"
+    _ok(["new", "kb", "--store", db, "--corpus-units", 500, "--half-width", 0.08])
+    for k in range(2):
+        df = pd.read_csv(files / f"sys{k}.csv")
+        df["relation"] = np.where(df["unit"] % 2 == 0, "per:title", "org:founded")
+        df["subject"] = "e" + (df["unit"] % 7).astype(str)
+        df.to_csv(files / f"rel{k}.csv", index=False)
+        _ok(["submit", "kb", files / f"rel{k}.csv", "--system", f"s{k}", "--gold",
+             files / "gold.csv", "--store", db])
+    inst = json.loads(_ok(["report", "kb", "--store", db, "--json", "-"]).output)
+    rel = json.loads(_ok(["report", "kb", "--store", db, "--json", "-", "--level",
+                          "relation"]).output)
+    for a, b in zip(inst["systems"], rel["systems"]):
+        assert a["system"] == b["system"] and 0.0 <= b["precision"]["estimate"] <= 1.0
+    _fails(["report", "kb", "--store", db, "--level", "document"], "--level")

@@ -5,7 +5,8 @@ Files (CSV/TSV/Parquet, read as text):
 
 * a submission: one row per output item, its canonical key in ``--key`` (one column, or several
   joined by a tab, e.g. ``--key subject,relation,object``); optional structure columns
-  ``unit``, ``subject``, ``relation``; duplicate keys are one item;
+  ``unit``, ``subject``, ``relation``, ``object`` (``report --level relation|entity`` scores
+  from them); duplicate keys are one item;
 * a gold file (the label source for tests and demos): the same key column(s) and ``label`` (0/1);
 * exhaustive annotations: ``unit`` and the key column(s) of each true item of the unit; a unit
   with no true item has one row with an empty key.
@@ -159,6 +160,10 @@ def report(name: str = typer.Argument(..., help="Campaign name"), store: str = S
            html_out: Optional[str] = typer.Option(None, "--html",
                                                   help="Write an HTML report with a plot of "
                                                   "every system's intervals (- = stdout)"),
+           level: str = typer.Option("instance", "--level",
+                                     help="instance (micro), relation or entity (macro "
+                                     "precision, from the submissions' relation/subject "
+                                     "columns)"),
            ) -> None:
     """Every system's joint precision, open-world recall, F1 and pooled recall."""
     if json_out is not None:
@@ -168,7 +173,7 @@ def report(name: str = typer.Argument(..., help="Campaign name"), store: str = S
         if html_out == json_out:
             raise AssayInputError("--html", f"{html_out}", expected="a path other than --json's")
     _, camp = _open(store, name)
-    rep = camp.report()
+    rep = camp.report(level=level)
     if html_out is not None:
         from assay.interfaces.campaign_report import render_html
         page = render_html(rep)          # rendered before anything is written
