@@ -8,10 +8,12 @@ Claims:
   driver, measures the campaign);
 * every label serves every system: in turn, the systems need fewer labels than each alone by
   the same rule; the pooled (closed-world) recall estimate sits above the open-world one;
-* known failure, strict xfail until assay/ondemand/joint.py changes (see the bench report):
-  a system whose labelled draws are all true gets a zero-width precision interval and stops
-  sampling although part of its output was never drawn; over 200 repetitions precision
-  coverage is far below 95% (slow).
+* no zero-width precision interval while part of an output is unsampled (it was the case
+  until the variance floor of assay.ondemand.regions: a system whose labelled draws were all
+  true reported precision 1 ± 0 and stopped); over 200 repetitions at a 0.05 target every
+  system's precision, recall and F1 unbiased within 3 SE and covering: strict xfails (slow;
+  ecm_given_surname's precision: +10 SE, coverage 0.565 — optional stopping on the realised
+  width; the bench's 0.03 target passes).
 """
 from __future__ import annotations
 
@@ -74,10 +76,6 @@ def test_in_turn_shares_labels_and_shows_the_pooling_bias(bed):
     assert np.all(np.mean(gap, axis=0) > 0)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="joint.precision_half_width / joint_estimates: the delta "
-                   "variance of the self-normalised mixture estimate is 0 when every labelled "
-                   "draw of the output is true, even with part of the output never drawn")
 def test_no_zero_width_precision_interval_while_part_of_the_output_is_unsampled(bed):
     rule = bed.names.index("rule_given_surname")
     for seed in range(500, 505):          # rule's 10 own draws are all true at seed 504
@@ -89,10 +87,9 @@ def test_no_zero_width_precision_interval_while_part_of_the_output_is_unsampled(
             assert e.ci_high - e.ci_low > 0, (seed, e)
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="coverage fails on FEBRL in turn: see the test above")
-def test_in_turn_unbiased_and_covering_200_repetitions(bed):
+@pytest.fixture(scope="module")
+def in_turn_200(bed):
+    """200 repetitions of the eight systems in turn (target half-width 0.05, 300 units)."""
     reps, m = 200, len(bed.names)
     truth = bed.true_scores()
     est = {k: np.zeros((reps, m)) for k in ("precision", "recall", "f1")}
@@ -102,8 +99,31 @@ def test_in_turn_unbiased_and_covering_200_repetitions(bed):
         for k in est:
             est[k][r] = [e.estimate for e in res[k]]
             cover[k][r] = [e.covers(t) for e, t in zip(res[k], truth[k])]
+    return truth, est, cover, reps
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="at a 0.05 target ecm_given_surname's precision covers 0.565 (the "
+                   "variance floor and its plan fix the 0.03 target of bench/febrl_in_turn.py: "
+                   "every cell >= 0.93); the stopping rule still trusts the realised width "
+                   "after few draws: see the bias test")
+def test_in_turn_covers_200_repetitions(in_turn_200):
+    truth, est, cover, reps = in_turn_200
     tol = 1.96 * math.sqrt(0.95 * 0.05 / reps)        # ±0.030
+    for k in est:
+        assert np.all(cover[k].mean(axis=0) >= 0.95 - tol), (k, cover[k].mean(axis=0))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="optional stopping: a system stops as soon as its realised width "
+                   "reaches the target, so repetitions whose first draws are all true stop "
+                   "early with a high precision (ecm_given_surname +0.022, 10 SE, at a 0.05 "
+                   "target; bench/febrl_in_turn.py at 0.03: within 4 SE). A two-stage rule "
+                   "(pilot, then one planned round) removes it: bench --two-stage")
+def test_in_turn_unbiased_200_repetitions(in_turn_200):
+    truth, est, cover, reps = in_turn_200
     for k in est:
         se = est[k].std(axis=0, ddof=1) / math.sqrt(reps)
         assert np.all(np.abs(est[k].mean(axis=0) - truth[k]) <= 3 * se + 1e-12), k
-        assert np.all(cover[k].mean(axis=0) >= 0.95 - tol), (k, cover[k].mean(axis=0))

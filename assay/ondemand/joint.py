@@ -40,6 +40,7 @@ from assay.core.mixture import mixture_mean, optimal_weights_fast, ratio_mixture
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
 from assay.core.types import Estimate
+from assay.ondemand.regions import region_variance
 
 try:            # many tiny L-BFGS problems: a threaded BLAS only spins (20x slower measured on a
     from threadpoolctl import threadpool_limits      # busy 2-core machine)
@@ -226,6 +227,14 @@ def _moments(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
         else:                                   # e.g. the system's own draws alone
             e, c = mean(src[ok], dens, tgt[:, [i]], f[ok], pi)
             mu[i, 0], cov[i, 0, 0] = e[0], c[0, 0]
+    # floors: the post-stratified variance over membership regions (assay.ondemand.regions;
+    # the delta variance vanishes when every labelled draw of an output is true)
+    pool = region_variance(uni.memb, item, f, None) if np.isfinite(mu[:, 1]).any() else 0.0
+    for i in pis:
+        if np.isfinite(mu[i, 0]):
+            cov[i, 0, 0] = max(cov[i, 0, 0], region_variance(uni.memb, item, f, i))
+        if np.isfinite(mu[i, 1]):
+            cov[i, 1, 1] = max(cov[i, 1, 1], pool)
     return mu, cov
 
 

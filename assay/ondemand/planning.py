@@ -25,6 +25,7 @@ from assay.core.mixture_variance import draws_needed, model_variance
 from assay.ondemand.joint import (FILL, NOVEL, OWN, Universe, _floor_on, defend, drawn,
                                   fill_density, precision_half_width, single_thread,
                                   water_fill)
+from assay.ondemand.regions import post_stratified_variance, regions
 
 OPTIMAL_PLAN = True
 RATE_MODEL = True
@@ -35,6 +36,46 @@ CALIBRATION = (0.25, 4.0)
 def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
          half_width: float, confidence: float, cap: int, minimum: int = 10,
          normalised: bool = True) -> tuple[int, str]:
+    """:func:`_plan`'s draws, raised to what the variance floor of the estimate needs
+    (:func:`region_draws`: the post-stratified variance over the output's regions,
+    :mod:`assay.ondemand.regions`), within ``cap``."""
+    d, kind = _plan(uni, src, item, f, target, half_width, confidence, cap, minimum,
+                    normalised)
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    return region_draws(uni, item, f, target, kind, half_width, z, min(d, cap), cap), kind
+
+
+def region_draws(uni: Universe, item: np.ndarray, f: np.ndarray, target: int, kind: str,
+                 half_width: float, z: float, low: int, cap: int) -> int:
+    """The least d in [low, cap] (cap if none) of new draws from system ``target``'s
+    ``kind`` set (own or fill: its output; novel: its novel part, both taken as uniform over
+    the set) whose expected new labels per region bring z·√V (the post-stratified floor) to
+    ``half_width``, each region's rate held at its Jeffreys posterior mean.
+
+    >>> uni = Universe(np.array([[1, 0], [1, 1], [1, 1], [1, 0]], dtype=bool))
+    >>> region_draws(uni, np.array([1, 2]), np.array([1.0, 1.0]), 0, OWN, 0.2, 1.96, 1, 50)
+    3
+    """
+    where, size, n, k = regions(uni.memb, item, f, target)
+    members = uni.memb[:, target] if kind != NOVEL else uni.novel()[:, target]
+    into = np.bincount(where[members], minlength=len(size)) / max(int(members.sum()), 1)
+    rate = (k + 0.5) / (n + 1)
+
+    def ok(d: int) -> bool:
+        nn = np.minimum(n + d * into, size)
+        return z * math.sqrt(post_stratified_variance(size, nn, rate * nn)) <= half_width
+    if ok(low) or not ok(cap):
+        return low if ok(low) else cap
+    lo, hi = low, cap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
+          half_width: float, confidence: float, cap: int, minimum: int = 10,
+          normalised: bool = True) -> tuple[int, str]:
     """How many new draws, and from which of system ``target``'s sets (own, novel or fill),
     bring its planning variance (module docstring) to ``half_width``, given every draw so
     far. A set not drawn from yet gets at least ``minimum`` draws (a set of two draws has a
