@@ -35,9 +35,10 @@ MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
 FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
 LOCAL_LEVEL = 0.05   # … and below this one for an excess of matches in one stratum (the labels win)
 MODEL_ASSUMES = ("the rank model: where labels are few, unlabelled items follow the match rate "
-                 "fitted to the labels along the score ranking (flat top, decay below); matches "
-                 "the score cannot see, or a rate that rises again where few items are "
-                 "labelled, are outside it")
+                 "fitted to the labels along the score ranking (flat top, decay below; past "
+                 "the fully labelled top, a decay at least as fast as 1/rank); matches the "
+                 "score cannot see, or a rate that rises again where few items are labelled, "
+                 "are outside it")
 WEIGHTED_ASSUMES = ("the normal approximation of the importance-weighted estimator: items drawn "
                     "rarely or never hold few matches for their selection probability")
 PREDICTIVE_NOTE = ("model-based: unlabelled items predicted by a calibration of the match rate "
