@@ -161,117 +161,6 @@ def campaign_repetition(bed: Bed, half_width: float, confidence: float, records:
         return drawn, camp.report()
 
 
-def regions(uni: joint.Universe, item: np.ndarray, f: np.ndarray, target: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """System ``target``'s output (None: the pool) split into regions, its membership
-    patterns: each universe row's region (−1 outside), and per region its size, distinct
-    labelled items and true ones among them."""
-    rows = (uni.memb[:, target] if target is not None
-            else np.ones(len(uni.memb), dtype=bool))
-    mine = np.flatnonzero(rows)
-    _, region = np.unique(uni.memb[mine], axis=0, return_inverse=True)
-    where = np.full(len(uni.memb), -1)
-    where[mine] = region.ravel()
-    size = np.bincount(where[mine]).astype(np.float64)
-    ok = ~np.isnan(f)
-    seen, first = np.unique(item[ok], return_index=True)
-    r = where[seen]
-    lab = f[ok][first][r >= 0]
-    r = r[r >= 0]
-    return (where, size, np.bincount(r, minlength=len(size)).astype(np.float64),
-            np.bincount(r, weights=lab, minlength=len(size)))
-
-
-def _post_stratified(size: np.ndarray, n: np.ndarray, k: np.ndarray) -> float:
-    v = (k + 0.5) * (n - k + 0.5) / ((n + 1) ** 2 * (n + 2))
-    share = size / size.sum()
-    return float(np.sum(share ** 2 * np.maximum(1 - n / size, 0.0) * v))
-
-
-def region_variance(uni: joint.Universe, item: np.ndarray, f: np.ndarray, target: int | None
-                    ) -> float:
-    """A variance for system ``target``'s precision (None: the pool's) that cannot vanish
-    while part of its output is unsampled: precision = Σ_r s_r μ_r over its :func:`regions`
-    with the shares s_r known; every proposal is uniform within a region, so the distinct
-    labelled items of region r are a simple random sample of it, and Σ_r s_r² (1 − n_r/N_r) v_r
-    with v_r the variance of the Jeffreys posterior Beta(k_r + ½, n_r − k_r + ½) (k_r true of
-    n_r labelled; ⅛ when none is) is the post-stratified variance, kept away from 0 where a
-    region shows one label only.
-
-    >>> uni = joint.Universe(np.array([[1, 0], [1, 1], [1, 1], [1, 0]], dtype=bool))
-    >>> round(region_variance(uni, np.array([1, 2]), np.array([1.0, 1.0]), 0), 4)
-    0.0312
-    """
-    _, size, n, k = regions(uni, item, f, target)
-    return _post_stratified(size, n, k)
-
-
-def region_draws(uni: joint.Universe, item: np.ndarray, f: np.ndarray, target: int, kind: str,
-                 half_width: float, z: float, low: int, cap: int) -> int:
-    """The least d in [low, cap] (cap if none) of new draws from the system's ``kind`` set
-    whose expected new labels per region bring z·√(:func:`region_variance`) to
-    ``half_width``, the regions' rates held at their Jeffreys posterior means."""
-    where, size, n, k = regions(uni, item, f, target)
-    members = uni.memb[:, target] if kind == joint.OWN else uni.novel()[:, target]
-    into = np.bincount(where[members], minlength=len(size)) / max(members.sum(), 1)
-    rate = (k + 0.5) / (n + 1)
-
-    def ok(d: int) -> bool:
-        nn = np.minimum(n + d * into, size)
-        return z * math.sqrt(_post_stratified(size, nn, rate * nn)) <= half_width
-    if ok(low) or not ok(cap):
-        return low if ok(low) else cap
-    lo, hi = low, cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
-
-
-def proposed_fix() -> None:
-    """Patch, in this process only, the fix this benchmark argues for (it is not in assay).
-
-    Today a system's realised precision interval — the one the stopping rule compares with the
-    target (:func:`assay.ondemand.joint.precision_half_width`) and the one reported
-    (:func:`assay.ondemand.joint.estimate`) — is the delta interval of the self-normalised
-    mixture estimate, whose variance is exactly 0 when every labelled draw in the system's
-    output is true: a system of precision 0.87 whose first 10 own draws happen to be true (its
-    output sharing many true items with earlier systems, its false ones in the region no
-    earlier system output) stops there and reports precision 1 ± 0. The fix: the variance is
-    at least the post-stratified one over the output's regions (:func:`region_variance`), and
-    so is the pool's precision's (whose variance enters every recall through ν̂); the covariance
-    is kept. Patched in :func:`assay.ondemand.joint._moments`, which both the stopping rule and
-    the report call. The plan (:func:`assay.ondemand.joint.plan`) bounds the variance as if
-    every label were Bernoulli(μ̄) whatever the item, so it asks for a few draws per round where
-    the false items crowd into the region no earlier system output; patched to ask at least
-    the draws the post-stratified variance needs (:func:`region_draws`)."""
-    from scipy import stats
-
-    orig = joint._moments
-
-    def moments(uni, src, item, f, pis, normalised=True):
-        mu, cov = orig(uni, src, item, f, pis, normalised)
-        pool = region_variance(uni, item, f, None)
-        for i in pis:
-            if np.isfinite(mu[i, 0]):
-                cov[i, 0, 0] = max(cov[i, 0, 0], region_variance(uni, item, f, i))
-            if np.isfinite(mu[i, 1]):
-                cov[i, 1, 1] = max(cov[i, 1, 1], pool)
-        return mu, cov
-
-    where = planning if planning is not None else joint
-    orig_plan = where.plan
-
-    def plan(uni, src, item, f, target, half_width, confidence, cap, minimum=10,
-             normalised=True):
-        d, kind = orig_plan(uni, src, item, f, target, half_width, confidence, cap, minimum,
-                            normalised)
-        z = float(stats.norm.ppf(0.5 + confidence / 2))
-        return region_draws(uni, item, f, target, kind, half_width, z, min(d, cap), cap), kind
-
-    joint._moments, joint.plan, where.plan = moments, plan, plan
-
-
 def two_stage() -> None:
     """Patch (this process only) a stopping rule that never looks at the realised width after
     the submission's own first draws (Stein's two-stage procedure): stop at once if every
@@ -312,14 +201,14 @@ def main() -> None:
     ap.add_argument("--units", type=int, default=500)
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--proposed-fix", action="store_true",
-                    help="patch in the variance fix argued for in the report (not in assay)")
+                    help="kept for the recorded commands: the variance floor and its plan "
+                    "are in assay since session 5 (assay.ondemand.regions, "
+                    "planning.region_draws); nothing to patch")
     ap.add_argument("--two-stage", action="store_true",
-                    help="with --proposed-fix: stop after a pilot and one planned round")
+                    help="stop after a pilot and one planned round")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
                     / "febrl_in_turn.md")
     args = ap.parse_args()
-    if args.proposed_fix:
-        proposed_fix()
     if args.two_stage:
         two_stage()
     bed = load()
