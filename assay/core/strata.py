@@ -212,14 +212,14 @@ def csf_strata(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> 
     return Strata(order=order, bounds=bounds, method="csf")
 
 
-def geometric_strata(order: np.ndarray, first: int) -> Strata:
-    """Strata of sizes s, s, 2s, 4s, … over the ranking ``order`` (a last stub shorter than half
-    its predecessor is folded into it).
+def geometric_bounds(n: int, first: int) -> np.ndarray:
+    """Offsets (0, …, N) of rank strata of sizes s, s, 2s, 4s, … over N items, a last stub
+    shorter than half its predecessor folded into it (the ``auto`` design's strata; an engine
+    finds their edges with :meth:`assay.engines.base.Engine.rank_edges`).
 
-    >>> geometric_strata(np.arange(19), 4).bounds.tolist()
+    >>> geometric_bounds(19, 4).tolist()
     [0, 4, 8, 19]
     """
-    n = order.shape[0]
     bounds = [0]
     size = max(1, int(first))
     while bounds[-1] < n:
@@ -229,7 +229,17 @@ def geometric_strata(order: np.ndarray, first: int) -> Strata:
     b = np.array(bounds, dtype=np.int64)
     if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:   # fold a stub into its neighbour
         b = np.delete(b, -2)
-    return Strata(order=order, bounds=b, method="geometric")
+    return b
+
+
+def geometric_strata(order: np.ndarray, first: int) -> Strata:
+    """Strata of sizes s, s, 2s, 4s, … over the ranking ``order`` (:func:`geometric_bounds`).
+
+    >>> geometric_strata(np.arange(19), 4).bounds.tolist()
+    [0, 4, 8, 19]
+    """
+    return Strata(order=order, bounds=geometric_bounds(order.shape[0], first),
+                  method="geometric")
 
 
 def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -> Strata:
@@ -247,5 +257,5 @@ def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -
     raise ValueError(f"unknown stratification method {method!r} (expected 'csf' or 'equal')")
 
 
-__all__ = ["Strata", "csf_cuts", "csf_strata", "equal_size_strata", "geometric_strata",
-           "make_strata", "named_strata", "pattern_name", "pattern_strata", "single_stratum"]
+__all__ = ["Strata", "csf_cuts", "csf_strata", "equal_size_strata", "geometric_bounds",
+           "geometric_strata", "make_strata", "named_strata", "pattern_name", "pattern_strata", "single_stratum"]

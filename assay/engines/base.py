@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from assay.core.strata import geometric_bounds
 from assay.engines.hashing import MASK
 
 # the columns of a stratum prefix beside the pool's id columns
@@ -152,26 +153,6 @@ class Engine(ABC):
         out = np.empty(len(keys), dtype=np.int64)
         out[order] = last
         return out
-
-
-def geometric_bounds(n: int, first: int) -> np.ndarray:
-    """Offsets of rank strata of sizes s, s, 2s, 4s, … over N items (a last stub shorter than
-    half its predecessor folded into it): the bounds of
-    :func:`assay.core.strata.geometric_strata`, without the ranking.
-
-    >>> geometric_bounds(19, 4).tolist()
-    [0, 4, 8, 19]
-    """
-    bounds = [0]
-    size = max(1, int(first))
-    while bounds[-1] < n:
-        bounds.append(min(n, bounds[-1] + size))
-        if len(bounds) > 2:
-            size *= 2
-    b = np.array(bounds, dtype=np.int64)
-    if b.shape[0] > 2 and b[-1] - b[-2] < (b[-2] - b[-3]) // 2:
-        b = np.delete(b, -2)
-    return b
 
 
 __all__ = ["Engine", "OrderKeys", "PREFIX_COLUMNS", "PoolInfo", "SegmentCounts",
