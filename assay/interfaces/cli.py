@@ -354,6 +354,7 @@ def senseval(ctx: typer.Context) -> None:
 
 _mount_extensions()
 app.add_typer(__import__("assay.interfaces.campaign_cli", fromlist=["app"]).app, name="campaign")
+app.add_typer(__import__("assay.interfaces.serve_cli", fromlist=["app"]).app, name="serve")
 app.add_typer(__import__("assay.interfaces.kbp_cli", fromlist=["app"]).app, name="kbp")
 
 

@@ -1,0 +1,86 @@
+"""``assay serve``: the on-demand evaluation service (:mod:`assay.service`) on a label store.
+
+``assay serve [--store PATH|URL] [--host H] [--port P]`` migrates the service's tables (Alembic)
+and serves the pages and the API with uvicorn, a background worker running the jobs.
+``assay serve user NAME --role ROLE [--team T]`` adds a user (the password is read from the
+``ASSAY_PASSWORD`` environment variable or asked for, never taken on the command line);
+``assay serve revoke-sessions NAME`` logs a user out everywhere; ``assay serve migrate`` only
+migrates. Bad input is one line, exit 2.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from assay.errors import AssayInputError
+from assay.interfaces.cli_errors import OneLineGroup, StdoutConsole, user_errors
+
+app = typer.Typer(cls=OneLineGroup, add_completion=False, invoke_without_command=True,
+                  help="The on-demand evaluation service: submissions, annotation, scores.")
+out = StdoutConsole()
+STORE = typer.Option("assay.db", "--store", help="Label store: SQLite path or SQLAlchemy URL")
+
+
+def _store(store: str):  # type: ignore[no-untyped-def]
+    try:
+        from assay.service import migrate
+    except ImportError as exc:
+        raise AssayInputError("assay serve", f"the service's packages are missing ({exc.name})",
+                              expected="pip install 'assay[service]'") from None
+    from assay.labels.store import LabelStore
+    labels = LabelStore(store)
+    migrate.upgrade(labels.engine)
+    return labels
+
+
+@app.callback()
+@user_errors
+def serve(ctx: typer.Context, store: str = STORE,
+          host: str = typer.Option("127.0.0.1", "--host"),
+          port: int = typer.Option(8000, "--port", min=0, max=65535),
+          workers: bool = typer.Option(True, "--worker/--no-worker",
+                                       help="Run the jobs in this process")) -> None:
+    """Serve the pages and the API (or run a sub-command)."""
+    ctx.obj = store
+    if ctx.invoked_subcommand is not None:
+        return
+    labels = _store(store)
+    import uvicorn
+
+    from assay.service.app import create_app
+    out.print(f"assay service on http://{host}:{port} (store {labels.location})")
+    uvicorn.run(create_app(labels, worker=workers), host=host, port=port, log_level="warning")
+
+
+@app.command()
+@user_errors
+def migrate(ctx: typer.Context) -> None:
+    """Create or migrate the service's tables, then stop."""
+    _store(ctx.obj)
+    out.print("service tables are current")
+
+
+@app.command()
+@user_errors
+def user(ctx: typer.Context, name: str = typer.Argument(..., help="Login name"),
+         role: str = typer.Option(..., "--role", help="admin | submitter | annotator"),
+         team: Optional[str] = typer.Option(None, "--team", help="A submitter's team")) -> None:
+    """Add a user (password from $ASSAY_PASSWORD, or asked)."""
+    from assay.service.auth import add_user
+    password = os.environ.get("ASSAY_PASSWORD") or typer.prompt("password", hide_input=True,
+                                                                confirmation_prompt=True)
+    add_user(_store(ctx.obj).engine, name, role, password, team)
+    out.print(f"user {name!r} added ({role})")
+
+
+@app.command("revoke-sessions")
+@user_errors
+def revoke_sessions(ctx: typer.Context, name: str = typer.Argument(...)) -> None:
+    """Log a user out everywhere (their sessions are revoked server-side)."""
+    from assay.service.auth import revoke_sessions as revoke
+    out.print(f"{revoke(_store(ctx.obj).engine, name)} sessions revoked")
+
+
+__all__ = ["app"]
