@@ -1,0 +1,194 @@
+"""The annotation queue: which items still need labels, who labels what next, and when an item's
+label is decided (seeds 000/001: k annotators per item, the k-th only when the first disagree).
+
+A human annotator's answer is a judgment in the label store (the campaign's dataset, the item,
+the annotator's login; a skip is status *skipped*), written with the vote's queue row update in
+one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`` of the row), so
+concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
+second one. The decided label is kept on the queue row; the campaign records it under its own
+annotator when its job resumes (:mod:`assay.service.jobs`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from sqlalchemy import and_, delete, exists, func, insert, select, update
+from sqlalchemy.engine import Engine
+
+from assay.labels.schema import Status, judgments_table, now
+from assay.labels.store import Judgment, LabelStore
+from assay.ondemand.store import CampaignRow
+from assay.service.auth import audit
+from assay.service.schema import campaign_settings_table, queue_table
+
+DEFAULT_K = 3
+DEFAULT_DAILY_LIMIT = 5
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A campaign's service settings: annotators per item and a team's submissions a day."""
+
+    k: int = DEFAULT_K
+    daily_limit: int = DEFAULT_DAILY_LIMIT
+
+
+def settings(engine: Engine, campaign: str) -> Settings:
+    with engine.connect() as conn:
+        row = conn.execute(select(campaign_settings_table).where(
+            campaign_settings_table.c.campaign == campaign)).first()
+    return Settings() if row is None else Settings(int(row.k), int(row.daily_limit))
+
+
+def set_settings(store: LabelStore, campaign: str, s: Settings) -> None:
+    t = campaign_settings_table
+    with store.engine.begin() as conn:
+        conn.execute(delete(t).where(t.c.campaign == campaign))
+        conn.execute(insert(t).values(campaign=campaign, k=s.k, daily_limit=s.daily_limit))
+
+
+def decide(ones: int, zeros: int, k: int) -> tuple[int | None, int]:
+    """(decided label or None, annotators the item needs now) after ``ones`` + ``zeros`` votes:
+    the first min(2, k) votes decide when they agree; on disagreement one more annotator is
+    asked, up to k; at k or more votes the strict majority decides (a tie asks one more).
+
+    >>> decide(2, 0, 3), decide(1, 1, 3), decide(2, 1, 3), decide(1, 0, 1), decide(1, 0, 3)
+    ((1, 2), (None, 3), (1, 3), (1, 1), (None, 2))
+    """
+    n, first = ones + zeros, min(2, k)
+    if n < first:
+        return None, first
+    if ones == 0 or zeros == 0:
+        return (1 if ones else 0), n
+    if n < k or ones == zeros:
+        return None, n + 1
+    return (1 if ones > zeros else 0), n
+
+
+def enqueue(store: LabelStore, campaign: str, items: Iterable[str], k: int) -> int:
+    """Add items to the queue (an item already there is left as it is); returns how many new."""
+    rows = [{"campaign": campaign, "item": str(i), "needed": min(2, k), "created_at": now()}
+            for i in dict.fromkeys(items)]
+    if not rows:
+        return 0
+    with store.engine.begin() as conn:
+        before = conn.execute(select(func.count()).select_from(queue_table).where(
+            queue_table.c.campaign == campaign)).scalar_one()
+        for a in range(0, len(rows), 500):
+            conn.execute(store._insert(queue_table), rows[a:a + 500])
+        after = conn.execute(select(func.count()).select_from(queue_table).where(
+            queue_table.c.campaign == campaign)).scalar_one()
+    return int(after - before)
+
+
+def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
+    j = judgments_table
+    rows = conn.execute(select(j.c.value).where(
+        (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator != camp.annotator)
+        & (j.c.status == Status.JUDGED.value))).scalars().all()
+    ones = sum(1 for v in rows if int(v) == 1)
+    return ones, len(rows) - ones
+
+
+def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | None:
+    """The oldest open item that ``annotator`` has not answered and that needs another vote."""
+    q, j = queue_table, judgments_table
+    mine = exists().where((j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
+                          & (j.c.annotator == annotator))
+    votes = (select(func.count()).select_from(j).where(
+        (j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
+        & (j.c.annotator != camp.annotator) & (j.c.status == Status.JUDGED.value))
+        .scalar_subquery())
+    stmt = select(q.c.item).where(and_(q.c.campaign == camp.name, q.c.resolved_at.is_(None),
+                                       ~mine, votes < q.c.needed)).order_by(q.c.id).limit(1)
+    with store.engine.connect() as conn:
+        return conn.execute(stmt).scalar()
+
+
+def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
+    """(open, resolved) queue items of a campaign."""
+    q = queue_table
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(q.c.resolved_at.is_(None), func.count()).where(
+            q.c.campaign == campaign).group_by(q.c.resolved_at.is_(None))).all()
+    got = {bool(a): int(b) for a, b in rows}
+    return got.get(True, 0), got.get(False, 0)
+
+
+class QueueError(Exception):
+    """A vote or undo that cannot be taken (unknown item, nothing to undo, already decided);
+    ``status`` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
+         value: int | None) -> Judgment:
+    """Record ``annotator``'s answer for a queued item (1, 0, or None for a skip) and decide the
+    item if its votes now suffice; returns what the store holds (a re-post changes nothing)."""
+    if annotator == camp.annotator:
+        raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
+    q, j = queue_table, judgments_table
+    k = settings(store.engine, camp.name).k
+    row = {"dataset": camp.dataset, "item": item, "annotator": annotator, "role": "assessor",
+           "value": value, "status": (Status.JUDGED if value is not None
+                                      else Status.SKIPPED).value, "created_at": now()}
+    with store.engine.begin() as conn:
+        qrow = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
+                            .with_for_update()).first()
+        if qrow is None:
+            raise QueueError(f"item not in the queue of campaign {camp.name!r}", 404)
+        new = conn.execute(store._insert(j), [row]).rowcount
+        got = conn.execute(select(j.c.value, j.c.status).where(
+            (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator))
+            ).one()
+        if new:
+            audit(store.engine, annotator, "label" if value is not None else "skip", camp.name,
+                  item, {"value": value}, conn=conn)
+        if qrow.resolved_at is None:
+            ones, zeros = _votes(conn, camp, item)
+            decided, needed = decide(ones, zeros, k)
+            conn.execute(update(q).where(q.c.id == qrow.id).values(
+                needed=needed, value=decided,
+                resolved_at=None if decided is None else now()))
+    return Judgment(item, annotator, None if got.value is None else int(got.value),
+                    Status(got.status))
+
+
+def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
+    """Take back ``annotator``'s latest answer in the campaign, unless its item is decided;
+    returns the item (to show it again)."""
+    q, j = queue_table, judgments_table
+    k = settings(store.engine, camp.name).k
+    with store.engine.begin() as conn:
+        last = conn.execute(select(j.c.id, j.c.item).where(
+            (j.c.dataset == camp.dataset) & (j.c.annotator == annotator)
+            & (j.c.status != Status.PENDING.value)).order_by(j.c.id.desc()).limit(1)).first()
+        if last is None:
+            raise QueueError("nothing to undo")
+        qrow = conn.execute(select(q).where((q.c.campaign == camp.name)
+                                            & (q.c.item == last.item)).with_for_update()).first()
+        if qrow is None or qrow.resolved_at is not None:
+            raise QueueError("the last label's item is already decided; it cannot be undone")
+        conn.execute(delete(j).where(j.c.id == last.id))
+        ones, zeros = _votes(conn, camp, last.item)
+        _, needed = decide(ones, zeros, k)
+        conn.execute(update(q).where(q.c.id == qrow.id).values(needed=max(needed, qrow.needed)))
+        audit(store.engine, annotator, "undo", camp.name, last.item, conn=conn)
+    return str(last.item)
+
+
+def decided(store: LabelStore, campaign: str) -> dict[str, int]:
+    """Every decided item of a campaign and its label."""
+    q = queue_table
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(q.c.item, q.c.value).where(
+            (q.c.campaign == campaign) & q.c.resolved_at.is_not(None))).all()
+    return {r.item: int(r.value) for r in rows}
+
+
+__all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "QueueError", "Settings", "decide", "decided",
+           "enqueue", "next_item", "open_count", "set_settings", "settings", "undo", "vote"]
