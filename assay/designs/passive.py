@@ -54,3 +54,45 @@ class UniformWithoutReplacement(Design):
 
     def stratum_sizes(self) -> np.ndarray:
         return np.array([self.n])
+
+
+class EngineUniformWithoutReplacement(Design):
+    """:class:`UniformWithoutReplacement` on a pool that stays on an engine (docs/engines.md):
+    the k-th draw is the pool's k-th item in hash order h(seed, key), the same item on every
+    engine; a draw's ``index`` is a row of ``sampler.items``."""
+
+    name = "passive"
+
+    def __init__(self, engine: Any, budget: int, seed: int) -> None:
+        from assay.engines.plan import PrefixSampler, engine_strata
+        self.engine, self.seed = engine, int(seed)
+        self.strata = engine_strata(engine, "none", 1)
+        self.n = int(self.strata.sizes[0])
+        self.budget = int(min(budget, self.n))
+        self.sampler = PrefixSampler(engine, self.strata, self.seed,
+                                     first=np.array([self.budget]))
+        self.taken = 0
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "passive", "replace": False, "budget": self.budget,
+                "engine": self.engine.name}
+
+    def manifest(self) -> Any:
+        return self.strata.manifest(self.engine, self.seed, budget=self.budget)
+
+    def exhausted(self) -> bool:
+        return self.taken >= self.budget
+
+    def draw(self) -> Draw:
+        i = self.sampler.item(0, self.taken)
+        self.taken += 1
+        return Draw(i, self.budget / self.n, 0, Kind.INCLUSION)
+
+    def extend(self, budget: int) -> None:
+        self.budget = max(self.budget, int(min(budget, self.n)))
+
+    def skip(self, draw: Draw) -> None:
+        self.budget = min(self.budget + 1, self.n)
+
+    def stratum_sizes(self) -> np.ndarray:
+        return np.array([self.n])

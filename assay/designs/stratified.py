@@ -35,6 +35,55 @@ def initial_f_guess(prior: np.ndarray, predictions: np.ndarray, alpha: float) ->
     return tp / den if den > 0 else 0.5
 
 
+def neyman_weights(sizes: np.ndarray, positives: np.ndarray, s1: np.ndarray, s0: np.ndarray,
+                   alpha: float) -> np.ndarray:
+    """N_h·S_h, the Neyman weights of seed 002 eq. 5 (Sawade et al. 2010), from per-stratum
+    sums only: N_h, predicted positives P_h, and Σ p over predicted positives (s1) and
+    negatives (s0), p the prior. Given ŷ, E[e] and E[e²] of :func:`residual_sd` are linear
+    in p, so their stratum sums are: ŷ=1, E[e] = s1(1−F) − (P_h − s1)αF and
+    E[e²] = α²F²(P_h − s1) + (1−F)²s1; ŷ=0, E[e] = −(1−α)F·s0 and E[e²] = (1−α)²F²·s0, with
+    F = Σs1 / (αΣP + (1−α)Σ(s1 + s0)) (:func:`initial_f_guess`). An engine gives the sums in
+    one pass (:meth:`assay.engines.base.Engine.segment_prior_sums`).
+
+    >>> neyman_weights(np.array([2, 2]), np.array([1, 0]), np.array([0.5, 0.0]),
+    ...                np.array([0.0, 0.0]), 0.5).round(3).tolist()
+    [0.471, 0.0]
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    pp = np.asarray(positives, dtype=np.float64)
+    den = alpha * pp.sum() + (1.0 - alpha) * (s1.sum() + s0.sum())
+    f = float(s1.sum() / den) if den > 0 else 0.5
+    mean_e = s1 * (1 - f) - (pp - s1) * alpha * f - (1 - alpha) * f * s0
+    sq = alpha**2 * f**2 * (pp - s1) + (1 - f) ** 2 * s1 + (1 - alpha) ** 2 * f**2 * s0
+    m1, m2 = mean_e / sizes, sq / sizes
+    return sizes * np.sqrt(np.maximum(m2 - m1**2, 0.0))
+
+
+def schedule(n_h: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The strata of the draws in order: every stratum's first min(n_h, 2) draws round robin,
+    then the rest in a random order (one ``rng.permutation``)."""
+    k = n_h.shape[0]
+    first = np.repeat(np.arange(k), np.minimum(n_h, MIN_PER_STRATUM))
+    rest = np.repeat(np.arange(k), n_h - np.minimum(n_h, MIN_PER_STRATUM))
+    return np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
+
+
+def extra_allocation(n_h: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
+                     budget: int) -> np.ndarray | None:
+    """The extra draws per stratum that raise an allocation ``n_h`` to ``budget`` with the
+    earlier n_h as floors (None when there is nothing to add): they go to the strata furthest
+    below the allocation of the new budget."""
+    extra = int(min(budget, int(sizes.sum()))) - int(n_h.sum())
+    if extra <= 0:
+        return None
+    want = allocate(int(n_h.sum()) + extra, sizes, weights)
+    room = np.maximum(want - n_h, 0)
+    if room.sum() <= 0:
+        room = sizes - n_h
+    return allocate(extra, np.minimum(room, sizes - n_h) if room.sum() >= extra
+                    else sizes - n_h, room.astype(float) + 1e-9, minimum=0)
+
+
 class StratifiedDesign(Design):
     """Score strata with a fixed allocation, sampled without replacement within strata.
 
@@ -66,10 +115,7 @@ class StratifiedDesign(Design):
         self.n_h = allocate(budget, sizes, weights)
         self.budget = int(self.n_h.sum())
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
-        first = np.repeat(np.arange(strata.count), np.minimum(self.n_h, MIN_PER_STRATUM))
-        rest = np.repeat(np.arange(strata.count), self.n_h - np.minimum(self.n_h,
-                                                                        MIN_PER_STRATUM))
-        self._schedule = np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
+        self._schedule = schedule(self.n_h, rng)
         self._pos = 0
         self._replace: list[int] = []
 
@@ -107,16 +153,9 @@ class StratifiedDesign(Design):
         """Re-allocate a larger budget with the earlier n_h as floors: the extra labels go to
         the strata furthest below the allocation of the new budget. Sampling stays without
         replacement within strata, so the union is a stratified SRS of the new n_h."""
-        sizes = self.strata.sizes
-        extra = int(min(budget, int(sizes.sum()))) - int(self.n_h.sum())
-        if extra <= 0:
+        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget)
+        if add is None:
             return
-        want = allocate(int(self.n_h.sum()) + extra, sizes, self._weights)
-        room = np.maximum(want - self.n_h, 0)
-        if room.sum() <= 0:
-            room = sizes - self.n_h
-        add = allocate(extra, np.minimum(room, sizes - self.n_h) if room.sum() >= extra
-                       else sizes - self.n_h, room.astype(float) + 1e-9, minimum=0)
         self.n_h = self.n_h + add
         self.budget = int(self.n_h.sum())
         more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
@@ -158,3 +197,88 @@ def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
     if strata is None:
         strata = make_strata(score, predictions.shape[0], method, n_strata)
     return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)
+
+
+class EngineStratifiedDesign(Design):
+    """:class:`StratifiedDesign` on a pool that stays on an engine (docs/engines.md): the same
+    strata (:func:`assay.engines.plan.engine_strata`) and allocation (Neyman weights from
+    per-stratum sums, :func:`neyman_weights`) and the same schedule of strata, but the j-th
+    draw of stratum h is its j-th item in hash order h(seed, key) — the same items on every
+    engine. A draw's ``index`` is a row of ``sampler.items`` (the items fetched), not of the
+    pool; the run's manifest (:meth:`manifest`) lets another engine verify or resume it."""
+
+    name = "stratified"
+
+    def __init__(self, engine: Any, budget: int, rng: np.random.Generator, seed: int,
+                 method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
+                 alpha: float = 0.5, probability: str | None = None,
+                 strata: Any = None) -> None:
+        from assay.engines.plan import PrefixSampler, engine_strata
+        if allocation not in ("neyman", "proportional"):
+            raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
+                             "'neyman')")
+        self.engine, self.rng, self.seed, self.alpha = engine, rng, int(seed), alpha
+        self.allocation_rule, self.method = allocation, method
+        self.strata = strata if strata is not None else engine_strata(engine, method, n_strata)
+        sizes = self.strata.sizes
+        if allocation == "neyman":
+            s1, s0 = engine.segment_prior_sums(self.strata.edges, probability)
+            self._weights = neyman_weights(sizes, self.strata.positives, s1, s0, alpha)
+        else:
+            self._weights = sizes.astype(np.float64)
+        self.n_h = allocate(budget, sizes, self._weights)
+        self.budget = int(self.n_h.sum())
+        self._schedule = schedule(self.n_h, rng)
+        self.sampler = PrefixSampler(engine, self.strata, self.seed, first=self.n_h)
+        self._taken = np.zeros(self.strata.count, dtype=np.int64)
+        self._pos = 0
+        self._replace: list[int] = []
+
+    @property
+    def n(self) -> int:
+        return int(self.strata.sizes.sum())
+
+    def params(self) -> dict[str, Any]:
+        return {"design": "stratified", "strata": self.method, "n_strata": self.strata.count,
+                "allocation": self.allocation_rule, "budget": self.budget, "alpha": self.alpha,
+                "engine": self.engine.name}
+
+    def manifest(self) -> Any:
+        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint."""
+        return self.strata.manifest(self.engine, self.seed, allocation=self.allocation_rule,
+                                    n_h=[int(x) for x in self.n_h])
+
+    def extend(self, budget: int) -> None:
+        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget)
+        if add is None:
+            return
+        self.n_h = self.n_h + add
+        self.budget = int(self.n_h.sum())
+        more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
+        self._schedule = np.concatenate([self._schedule, more.astype(np.int64)])
+
+    def exhausted(self) -> bool:
+        return self._pos >= self._schedule.shape[0] and not self._replace
+
+    def draw(self) -> Draw:
+        if self._replace:
+            h = self._replace.pop()
+        else:
+            h = int(self._schedule[self._pos])
+            self._pos += 1
+        i = self.sampler.item(h, int(self._taken[h]))
+        self._taken[h] += 1
+        return Draw(i, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION)
+
+    def skip(self, draw: Draw) -> None:
+        if self._taken[draw.stratum] < self.strata.sizes[draw.stratum]:
+            self._replace.append(draw.stratum)
+
+    def stratum_sizes(self) -> np.ndarray:
+        return self.strata.sizes
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        sizes = self.strata.sizes
+        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
+                 "inclusion_probability": float(self.n_h[h] / sizes[h])}
+                for h in range(self.strata.count)]

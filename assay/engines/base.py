@@ -127,10 +127,19 @@ class Engine(ABC):
         """Items and predicted positives of the len(edges) + 1 strata cut by ``edges``."""
 
     @abstractmethod
-    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int) -> pd.DataFrame:
+    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int,
+                       sizes: np.ndarray | None = None) -> pd.DataFrame:
         """The first ``k[h]`` items of each stratum h in sampling order h(seed, key): id
         columns and :data:`PREFIX_COLUMNS`, sorted by stratum then hash (``rank_in_stratum``
-        0, 1, …)."""
+        0, 1, …). ``sizes``: the strata's N_h when known (saves a pass)."""
+
+    @abstractmethod
+    def segment_prior_sums(self, edges: OrderKeys, probability: str | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """Per stratum, Σ p over predicted positives and Σ p over predicted negatives, p the
+        prior P(label = 1): the column ``probability`` clipped to [0, 1], else the logistic of
+        the score (what a Neyman allocation needs, :func:`assay.designs.stratified.
+        neyman_weights`)."""
 
     @abstractmethod
     def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import glob as globmod
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+import threading
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -85,6 +86,9 @@ class DuckDBEngine(Engine):
                       f"CAST({quote(prediction)} AS TINYINT) AS __p, "
                       f"{self._key} AS __k FROM {self._from})")
         self._tie = hash_sql(ORDER_SEED, "__k")
+        # progress(what, fraction or None when done): called from a watcher thread during
+        # each query (DuckDB's query_progress), e.g. to drive a progress bar
+        self.progress: Callable[[str, float | None], None] | None = None
 
     def _resolve(self, src: str, has_connection: bool) -> tuple[str, str]:
         """(name for messages, FROM clause) of a Parquet path/glob or a table name."""
@@ -103,9 +107,12 @@ class DuckDBEngine(Engine):
         parts = src.split(".")
         return src, ".".join(quote(p) for p in parts)
 
-    def _sql(self, sql: str, params: dict | None = None) -> Any:
+    def _sql(self, sql: str, params: dict | None = None, what: str = "scan") -> Any:
         try:
-            return self.con.execute(sql, params or {})
+            if self.progress is None:
+                return self.con.execute(sql, params or {})
+            with _Watch(self.con, self.progress, what):
+                return self.con.execute(sql, params or {})
         except duckdb.ConversionException as exc:
             detail = " ".join(str(exc).split())
             raise AssayInputError(self.source, f"a value cannot be read: {detail}") from None
@@ -121,7 +128,8 @@ class DuckDBEngine(Engine):
             f"count(*) FILTER (WHERE __r = 1), count(*) - count(__k), "
             f"sum({h1}), sum({h2}) FILTER (WHERE __r = 1) "
             f"FROM (SELECT *, {raw} AS __r FROM (SELECT *, CAST({quote(self.score_col)} AS DOUBLE)"
-            f" AS __s, {self._key} AS __k FROM {self._from}))").fetchone()
+            f" AS __s, {self._key} AS __k FROM {self._from}))", what="validate and fingerprint"
+        ).fetchone()
         n, n_score, n_bad, lo, hi, bad_pred, pos, null_ids, s1, s2 = row
         col = self.score_col
         if n == 0:
@@ -162,7 +170,7 @@ class DuckDBEngine(Engine):
                f"WHEN __s >= $e[i0 + 2] AND i0 != $m - 1 THEN i0 + 1 ELSE i0 END AS i "
                f"FROM (SELECT __s, {first} AS i0 FROM {self._base})) GROUP BY i")
         rows = self._sql(sql, {"lo": float(lo), "den": float(hi - lo), "m": m,
-                               "e": [float(x) for x in edges]}).fetchall()
+                               "e": [float(x) for x in edges]}, what="score histogram").fetchall()
         counts = np.zeros(m, dtype=np.int64)
         for i, c in rows:
             counts[int(i)] = int(c)
@@ -273,7 +281,8 @@ class DuckDBEngine(Engine):
         k = len(edges) + 1 if k is None else k
         expr, p = self._stratum_sql(edges)
         rows = self._sql(f"SELECT {offset} + {expr} AS h, count(*), sum(__p) FROM {self._base} "
-                         f"WHERE {where} GROUP BY h", {**(params or {}), **p}).fetchall()
+                         f"WHERE {where} GROUP BY h", {**(params or {}), **p},
+                         what="stratum counts").fetchall()
         sizes, pos = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
         for h, c, pp in rows:
             sizes[int(h)], pos[int(h)] = int(c), int(pp or 0)
@@ -360,7 +369,7 @@ class DuckDBEngine(Engine):
                f"SELECT *, {h} AS __x FROM (SELECT *, {expr} AS __h FROM {self._base} "
                f"WHERE {first}) WHERE {h} <= {thr_case})) WHERE __rk < {k_case} "
                f"ORDER BY __h, __x")
-        df = self._sql(sql, params).df()
+        df = self._sql(sql, params, what="hash-order sample").df()
         keys = df["__k"].to_numpy(dtype=np.uint64)
         out = df[list(self.id_columns)].copy()
         out["stratum"] = df["__h"].to_numpy(dtype=np.int64)
@@ -389,6 +398,29 @@ class DuckDBEngine(Engine):
             parts.append(f"{h} <= {t}::UBIGINT")
         return " OR ".join(parts) if parts else "TRUE"
 
+    def segment_prior_sums(self, edges: OrderKeys, probability: str | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """See :meth:`Engine.segment_prior_sums` (one pass, one CASE over the edges)."""
+        self.describe()
+        if probability is not None and probability not in self._types:
+            raise AssayInputError(self.source, f"missing column '{probability}'",
+                                  expected=f"columns among {list(self._types)}")
+        p = ("1.0 / (1.0 + exp(-__s))" if probability is None else
+             f"greatest(0.0, least(1.0, CAST({quote(probability)} AS DOUBLE)))")
+        expr, params = self._stratum_sql(edges)
+        base = (f"(SELECT CAST({quote(self.score_col)} AS DOUBLE) AS __s, "
+                f"CAST({quote(self.prediction_col)} AS TINYINT) AS __p, {self._key} AS __k, "
+                f"{p.replace('__s', f'CAST({quote(self.score_col)} AS DOUBLE)')} AS __q "
+                f"FROM {self._from})")
+        rows = self._sql(f"SELECT {expr} AS h, sum(__q) FILTER (WHERE __p = 1), "
+                         f"sum(__q) FILTER (WHERE __p = 0) FROM {base} GROUP BY h", params,
+                         what="prior sums").fetchall()
+        k = len(edges) + 1
+        s1, s0 = np.zeros(k), np.zeros(k)
+        for h, a, b in rows:
+            s1[int(h)], s0[int(h)] = float(a or 0.0), float(b or 0.0)
+        return s1, s0
+
     def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
         cols = self.id_columns
         want = ids[cols].reset_index(drop=True).copy()
@@ -398,7 +430,7 @@ class DuckDBEngine(Engine):
         try:
             on = " AND ".join(f"p.{quote(c)} = w.{quote(c)}" for c in cols)
             df = self._sql(f"SELECT p.*, w.__w FROM {self._from} p JOIN {name} w ON {on} "
-                           f"ORDER BY w.__w").df()
+                           f"ORDER BY w.__w", what="fetch items").df()
         finally:
             self.con.unregister(name)
         if len(df) != len(want):
@@ -409,4 +441,71 @@ class DuckDBEngine(Engine):
         return df.drop(columns="__w")
 
 
-__all__ = ["DuckDBEngine"]
+class _Watch:
+    """Reports a query's progress (DuckDB's ``query_progress``, polled every 0.2 s from a
+    thread) to ``report(what, fraction)``, and ``report(what, None)`` when it ends."""
+
+    def __init__(self, con: Any, report: Callable[[str, float | None], None], what: str) -> None:
+        self.con, self.report, self.what = con, report, what
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                f = float(self.con.query_progress())
+            except Exception:  # noqa: BLE001 - progress is best effort
+                return
+            if f >= 0:
+                self.report(self.what, min(f, 100.0) / 100.0)
+
+    def __enter__(self) -> "_Watch":
+        self.report(self.what, 0.0)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.report(self.what, None)
+
+
+def gold_lookup(path: str, ids: pd.DataFrame, label: str = "label",
+                connection: Any = None) -> np.ndarray:
+    """The ``label`` of each row of ``ids`` in a gold file (Parquet or CSV/TSV, read by
+    DuckDB where it lies), −1 where the file has none; ids are compared as text (as the label
+    store keys them). Several labels of one item (an annotator column): their majority, −1 on
+    a tie."""
+    con = connection if connection is not None else duckdb.connect()
+    src = "'" + str(path).replace("'", "''") + "'"
+    reader = (f"read_parquet({src})" if str(path).lower().endswith((".parquet", ".pq"))
+              else f"read_csv({src}, all_varchar = true)")
+    cols = list(ids.columns)
+    try:
+        have = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
+    except duckdb.Error as exc:
+        raise AssayInputError(str(path), "cannot be read: " + " ".join(str(exc).split())
+                              ) from None
+    for c in cols + [label]:
+        if c not in have:
+            raise AssayInputError(str(path), f"missing column '{c}'",
+                                  expected=f"the pool's id columns and '{label}'")
+    want = ids.astype(str).reset_index(drop=True)
+    want["__w"] = np.arange(len(want), dtype=np.int64)
+    name = f"__assay_gold_{id(want)}"
+    con.register(name, want)
+    try:
+        on = " AND ".join(f"CAST(g.{quote(c)} AS VARCHAR) = w.{quote(c)}" for c in cols)
+        rows = con.execute(f"SELECT w.__w, sum(CASE WHEN TRY_CAST(g.{quote(label)} AS INTEGER) = 1 "
+                           f"THEN 1 ELSE -1 END) FROM {name} w JOIN {reader} g ON {on} "
+                           f"WHERE TRY_CAST(g.{quote(label)} AS INTEGER) IN (0, 1) "
+                           f"GROUP BY w.__w").fetchall()
+    finally:
+        con.unregister(name)
+    out = np.full(len(want), -1, dtype=np.int64)
+    for w, vote in rows:
+        out[int(w)] = 1 if vote > 0 else (0 if vote < 0 else -1)
+    return out
+
+
+__all__ = ["DuckDBEngine", "gold_lookup"]

@@ -121,7 +121,22 @@ class MemoryEngine(Engine):
         return SegmentCounts(np.bincount(c, minlength=k).astype(np.int64),
                              np.bincount(c, weights=self.prediction, minlength=k).astype(np.int64))
 
-    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int) -> pd.DataFrame:
+    def segment_prior_sums(self, edges: OrderKeys, probability: str | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        if probability is None:
+            p = 1.0 / (1.0 + np.exp(-self.score))
+        else:
+            if probability not in self.frame.columns:
+                raise AssayInputError(self.source, f"missing column '{probability}'",
+                                      expected=f"columns among {list(self.frame.columns)}")
+            p = np.clip(self.frame[probability].to_numpy(dtype=np.float64), 0.0, 1.0)
+        c, k = self.codes(edges), len(edges) + 1
+        pos = self.prediction == 1
+        return (np.bincount(c[pos], weights=p[pos], minlength=k),
+                np.bincount(c[~pos], weights=p[~pos], minlength=k))
+
+    def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int,
+                       sizes: np.ndarray | None = None) -> pd.DataFrame:
         h = hash64(check_seed(seed), self.keys)
         c = self.codes(edges)
         order = np.lexsort((h, c))

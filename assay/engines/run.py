@@ -1,0 +1,218 @@
+"""An evaluation whose pool stays on an engine (docs/engines.md, issue 14).
+
+The same loop as :func:`assay.evaluation.evaluate` — design → items to label → label source →
+label store → estimator — for the designs that run on an engine (``stratified``, ``passive``
+without replacement): the design's strata, sizes and items come from the engine, only the
+items drawn are ever in memory, labels are read from a gold file for those items only, and
+the estimators are the core's (:func:`assay.core.measures.f_measure` with the stratum sizes,
+the pool's size and predicted positives from the engine; the assumption-free intervals of
+:func:`assay.core.bounds.assumption_free_many`). The result carries the run's
+:class:`~assay.engines.manifest.RunManifest`.
+
+>>> import pandas as pd
+>>> from assay.engines import MemoryEngine
+>>> df = pd.DataFrame({"id": range(100), "score": [i / 100 for i in range(100)],
+...                    "prediction": [int(i >= 50) for i in range(100)]})
+>>> gold = pd.DataFrame({"id": range(100), "label": [int(i >= 40) for i in range(100)]})
+>>> r = evaluate_on_engine(MemoryEngine(df), gold, "stratified", budget=100, seed=1)
+>>> r.labels_used, round(r.estimates["precision"].estimate, 3), round(r.estimates["recall"].estimate, 3)
+(100, 1.0, 0.833)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from assay.core.bounds import assumption_free_many
+from assay.core.measures import MEASURES, f_measure
+from assay.core.totals import StratifiedSample, sample_of
+from assay.core.types import Draw, Draws, Estimate
+from assay.designs.base import Design
+from assay.designs.settings import (DesignSettings, PassiveSettings, StratifiedSettings,
+                                    settings_from_options)
+from assay.engines.base import Engine
+from assay.engines.manifest import RunManifest
+from assay.errors import AssayInputError
+
+ENGINE_DESIGNS = ("stratified", "passive")
+
+
+def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: int,
+                  probability: str | None = None) -> Design:
+    """The design of ``settings`` on ``engine`` (``stratified``; ``passive`` without
+    replacement); others raise :class:`AssayInputError` naming the design."""
+    from assay.designs.passive import EngineUniformWithoutReplacement
+    from assay.designs.stratified import EngineStratifiedDesign
+    if isinstance(settings, StratifiedSettings):
+        return EngineStratifiedDesign(engine, budget, np.random.default_rng(seed), seed,
+                                      settings.strata, settings.n_strata, settings.allocation,
+                                      settings.alpha, probability)
+    if isinstance(settings, PassiveSettings) and not settings.replace:
+        return EngineUniformWithoutReplacement(engine, budget, seed)
+    what = "passive --replace" if isinstance(settings, PassiveSettings) else settings.name
+    raise AssayInputError(f"--design {what}", "does not run on an engine yet",
+                          expected="--design stratified or passive (without --replace) for a "
+                                   "pool read by DuckDB")
+
+
+class GoldLabels:
+    """Gold labels of the items drawn: from a file read where it lies (DuckDB, only the rows
+    of the items asked), a frame (id columns + ``label``), or a function of the item's key."""
+
+    def __init__(self, source: Any, id_columns: list[str], annotator: str = "gold") -> None:
+        self.source, self.id_columns, self.annotator = source, list(id_columns), annotator
+
+    def values(self, ids: pd.DataFrame, keys: list[str]) -> np.ndarray:
+        """0/1 per item, −1 where the source has no label."""
+        src = self.source
+        if callable(src):
+            return np.array([int(src(k)) for k in keys], dtype=np.int64)
+        if isinstance(src, (str, Path)):
+            from assay.engines.duck import gold_lookup
+            return gold_lookup(str(src), ids[self.id_columns])
+        frame = src[self.id_columns + ["label"]].copy()
+        for c in self.id_columns:
+            frame[c] = frame[c].astype(str)
+        want = ids[self.id_columns].astype(str).reset_index(drop=True)
+        got = want.merge(frame.drop_duplicates(self.id_columns), on=self.id_columns, how="left")
+        return got["label"].fillna(-1).astype(np.int64).to_numpy()
+
+
+@dataclass
+class EngineResult:
+    """The outcome of :func:`evaluate_on_engine`; ``to_dict()`` is the ``--json`` document
+    (that of :class:`assay.evaluation.EvaluationResult` plus the run manifest)."""
+
+    design: str
+    seed: int
+    labels_used: int
+    pool_size: int
+    confidence: float
+    estimates: dict[str, Estimate]
+    params: dict[str, Any]
+    draws: list[Draw]
+    draw_labels: list[int]
+    items: pd.DataFrame
+    manifest: RunManifest
+    new_labels: int = 0
+    reused_labels: int = 0
+    strata: list[dict[str, Any]] = field(default_factory=list)
+    pool_source: str = ""
+    annotator: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"design": self.design, "seed": self.seed, "labels_used": self.labels_used,
+                "pool_size": self.pool_size, "confidence": self.confidence,
+                "estimates": {k: self.estimates[k].to_dict()
+                              for k in ("precision", "recall", "f1")},
+                "manifest": self.manifest.to_dict()}
+
+
+def engine_estimates(design: Design, draws: list[Draw], labels: list[int],
+                     predictions: np.ndarray, pool_size: int, positives: int,
+                     confidence: float, bounds: bool = True) -> dict[str, Estimate]:
+    """Design-based precision, recall and F1 (as :func:`assay.estimation.estimate_all` without a
+    rank model) from the predictions of the items drawn (``predictions[draw.index]``) and the
+    pool's size and predicted positives."""
+    lab = np.asarray(labels, dtype=np.int8)
+    d = Draws.of(draws)
+    sample = sample_of(d, design.stratum_sizes())
+    pred = predictions[d.item]
+    items, first = np.unique(d.item, return_index=True)
+    ilab, ipred = lab[first].astype(np.int64), predictions[items].astype(np.int64)
+    n_tp = int(np.count_nonzero(ipred * ilab > 0))
+    out = {}
+    for name, a in MEASURES.items():
+        n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
+        out[name] = f_measure(sample, lab, pred, a, confidence, name, "auto", n_dom, n_tp,
+                              domain_size=int(positives))
+    if bounds and lab.size:
+        strat = isinstance(sample, StratifiedSample)
+        free = assumption_free_many(ilab, ipred[:, None], int(pool_size),
+                                    np.array([int(positives)]), MEASURES, confidence,
+                                    stratum=d.stratum[first] if strat else None,
+                                    sizes=sample.sizes if strat else None)
+        from dataclasses import replace
+        out = {k: e if not e.defined else replace(
+            e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"
+                                else (float(free[k][0][0]), float(free[k][1][0]))))
+            for k, e in out.items()}
+    return out
+
+
+def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
+                       budget: int = 1000, seed: int = 0, confidence: float = 0.95,
+                       store: Any = None, dataset: str | None = None,
+                       annotator: str = "gold", options: dict[str, Any] | None = None,
+                       probability: str | None = None,
+                       progress: Callable[[int, int, dict[str, Estimate]], None] | None = None
+                       ) -> EngineResult:
+    """Estimate precision, recall and F1 of a pool on ``engine`` from at most ``budget``
+    distinct labels (``labels``: a gold file path, a frame of id columns + ``label``, or a
+    function of the item key). With ``store`` (a :class:`~assay.labels.store.LabelStore` or
+    its URL) labels already there for ``dataset`` and ``annotator`` are reused and new ones
+    written at once."""
+    from assay.labels.store import Judgment, LabelStore
+    if budget < 1:
+        raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
+    info = engine.describe()
+    settings = settings_from_options(design, options)
+    des = engine_design(engine, settings, budget, seed, probability)
+    sampler = des.sampler                                   # type: ignore[attr-defined]
+    gold = GoldLabels(labels, list(info.id_columns), annotator)
+    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
+    dataset = dataset or Path(info.source).stem.replace("*", "_")[:200]
+    known: dict[str, int] = {}
+    if st is not None:
+        st.claim_dataset(dataset, list(info.id_columns))
+        known = st.labels(dataset, annotator)
+    values = np.zeros(0, dtype=np.int64)
+    draws: list[Draw] = []
+    draw_labels: list[int] = []
+    new = reused = 0
+    target = min(int(budget), info.rows)
+    while len(draws) < target and not des.exhausted():
+        d = des.draw()
+        key = sampler.key(d.index)
+        if key in known:
+            v, reused = int(known[key]), reused + 1
+        else:
+            if d.index >= values.shape[0]:          # labels of the items fetched since
+                items = sampler.items
+                fresh = items.iloc[values.shape[0]:]
+                keys = [sampler.key(i) for i in range(values.shape[0], len(items))]
+                values = np.concatenate([values, gold.values(fresh, keys)])
+            v = int(values[d.index])
+            if v not in (0, 1):
+                raise AssayInputError(str(labels if isinstance(labels, (str, Path))
+                                          else "<labels>"), f"no label for item {key!r}",
+                                      expected="a label for every item the design draws")
+            new += 1
+            if st is not None:
+                st.record(dataset, [Judgment(key, annotator, v)])
+        draws.append(d)
+        draw_labels.append(v)
+        if progress is not None and len(draws) % 25 == 0:
+            progress(len(draws), target, engine_estimates(
+                des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
+                info.positives, confidence, bounds=False))
+    pred = sampler.items["prediction"].to_numpy()
+    est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
+                           confidence)
+    if progress is not None:
+        progress(len(draws), target, est)
+    manifest = des.manifest()                               # type: ignore[attr-defined]
+    params = {**des.params(), "pool_size": info.rows, "dataset": dataset,
+              "settings": settings.to_dict(), "engine_passes": sampler.passes}
+    drawn = sampler.items.iloc[[d.index for d in draws]].reset_index(drop=True)
+    return EngineResult(settings.name, int(seed), len(draws), info.rows, confidence, est,
+                        params, draws, draw_labels, drawn, manifest, new, reused,
+                        des.strata_table(), info.source, annotator)
+
+
+__all__ = ["ENGINE_DESIGNS", "EngineResult", "GoldLabels", "engine_design",
+           "engine_estimates", "evaluate_on_engine"]

@@ -1,0 +1,148 @@
+"""The designs on an engine: the memory engine (the reference) and DuckDB give the same
+strata, allocation, items, labels and estimates for the same seed, on generated pools and on
+the real ER pools; a run's manifest verifies on the other engine; the strata and allocation
+are today's in-memory ones; and the engine's stratified estimates are unbiased (seeded
+simulation)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from assay.designs import build_design
+from assay.designs.settings import StratifiedSettings
+from assay.designs.stratified import EngineStratifiedDesign
+from assay.engines import DuckDBEngine, MemoryEngine, RunManifest
+from assay.engines.plan import engine_strata
+from assay.engines.run import evaluate_on_engine
+from assay.errors import AssayInputError
+from assay.labels.store import LabelStore
+
+ER_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "er"
+
+
+def _generated(kind: str, n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    score = np.round(rng.normal(size=n), 2)                 # many ties
+    label = (rng.random(n) < 1 / (1 + np.exp(-3 * (score - 1)))).astype(np.int8)
+    pred = (score > 0.9).astype(np.int8)
+    ids = ({"id": rng.permutation(n).astype(np.int64) * 7 - 5000} if kind == "int" else
+           {"left_id": [f"l{i % 313}é" for i in range(n)],
+            "right_id": [f"r{i // 313}" for i in range(n)]})
+    return pd.DataFrame({**ids, "score": score, "prediction": pred, "label": label})
+
+
+def _pair(df: pd.DataFrame, tmp: Path, name: str) -> tuple[MemoryEngine, DuckDBEngine, Path]:
+    pool = df.drop(columns=["label"])
+    path = tmp / f"{name}.parquet"
+    pool.to_parquet(path)
+    gold = tmp / f"{name}_gold.parquet"
+    ids = [c for c in ("id", "item_id", "left_id", "right_id") if c in df.columns]
+    df[ids + ["label"]].to_parquet(gold)
+    return MemoryEngine(pool), DuckDBEngine(str(path)), gold
+
+
+def _same_runs(mem: MemoryEngine, duck: DuckDBEngine, df: pd.DataFrame, gold: Path,
+               design: str, budget: int, seed: int, options: dict | None = None) -> None:
+    ids = list(mem.id_columns)
+    a = evaluate_on_engine(mem, df[ids + ["label"]], design, budget, seed, options=options)
+    b = evaluate_on_engine(duck, str(gold), design, budget, seed, options=options)
+    pd.testing.assert_frame_equal(a.items, b.items, check_dtype=False)
+    assert [(d.index, d.stratum, d.probability) for d in a.draws] == \
+           [(d.index, d.stratum, d.probability) for d in b.draws]
+    assert a.draw_labels == b.draw_labels and a.labels_used == min(budget, mem.describe().rows)
+    for m in ("precision", "recall", "f1"):
+        assert a.estimates[m].to_dict() == b.estimates[m].to_dict()
+    assert a.manifest.to_dict()["sizes"] == b.manifest.to_dict()["sizes"]
+    assert a.manifest.fingerprint == b.manifest.fingerprint
+    # a run's manifest verifies on the other engine
+    assert RunManifest.from_dict(a.manifest.to_dict()).verify(duck) == []
+    assert RunManifest.from_dict(b.manifest.to_dict()).verify(mem) == []
+
+
+@pytest.mark.parametrize("kind", ["int", "pair"])
+@pytest.mark.parametrize("design,options", [("stratified", None),
+                                            ("stratified", {"strata": "equal", "n_strata": 7,
+                                                            "allocation": "proportional"}),
+                                            ("passive", None)])
+def test_generated_pool_same_draws_and_estimates(tmp_path, kind, design, options):
+    df = _generated(kind, 6000, seed=len(kind))
+    mem, duck, gold = _pair(df, tmp_path, kind)
+    _same_runs(mem, duck, df, gold, design, 400, seed=11, options=options)
+
+
+@pytest.mark.parametrize("name", ["amazon_google", "abt_buy", "dblp_acm", "restaurant",
+                                  "tweets100k"])
+def test_real_pool_same_draws_and_estimates(tmp_path, name):
+    path = ER_DIR / f"{name}.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    df = pd.read_parquet(path)
+    df = df.drop(columns=[c for c in ("probability",) if c in df.columns])
+    mem, duck, gold = _pair(df, tmp_path, name)
+    _same_runs(mem, duck, df, gold, "stratified", 500, seed=20261123)
+
+
+def test_strata_and_allocation_are_todays(tmp_path):
+    """CSF strata are score cuts, so the engines' strata are the core's item for item, and the
+    Neyman allocation from per-stratum sums is the one from per-item residuals."""
+    df = pd.read_parquet(ER_DIR / "amazon_google.parquet").drop(columns=["label"])
+    mem = MemoryEngine(df)
+    score, pred = df["score"].to_numpy(), df["prediction"].to_numpy()
+    prior = 1 / (1 + np.exp(-score))
+    today = build_design(StratifiedSettings(), n=len(df), predictions=pred, score=score,
+                         prior=prior, budget=1000, rng=np.random.default_rng(0))
+    eng = EngineStratifiedDesign(mem, 1000, np.random.default_rng(0), 0)
+    assert np.array_equal(eng.strata.sizes, today.strata.sizes)
+    assert np.array_equal(mem.codes(eng.strata.edges), today.strata.codes)
+    np.testing.assert_allclose(eng._weights, today._weights, rtol=1e-9, atol=1e-12)
+    assert np.array_equal(eng.n_h, today.n_h)
+    # the same schedule of strata (the same Generator calls)
+    assert np.array_equal(eng._schedule, today._schedule)
+
+
+def test_store_reuses_labels_and_bad_input(tmp_path):
+    df = _generated("int", 3000, seed=2)
+    mem, duck, gold = _pair(df, tmp_path, "p")
+    store = LabelStore(str(tmp_path / "s.db"))
+    a = evaluate_on_engine(duck, str(gold), "stratified", 200, 5, store=store, dataset="p")
+    b = evaluate_on_engine(mem, df[["id", "label"]], "stratified", 250, 5, store=store,
+                           dataset="p")
+    assert (a.new_labels, a.reused_labels) == (200, 0)
+    assert b.reused_labels >= 150 and b.labels_used == 250
+    partial = df.iloc[:10][["id", "label"]]
+    with pytest.raises(AssayInputError, match="no label for item"):
+        evaluate_on_engine(mem, partial, "stratified", 100, 5)
+    with pytest.raises(AssayInputError, match="does not run on an engine"):
+        evaluate_on_engine(mem, gold, "importance", 100, 5)
+
+
+@pytest.mark.slow
+def test_engine_stratified_estimates_are_unbiased():
+    """200 seeds on one pool: F1, precision and recall estimates' mean within 3 MC SE of the
+    truth; 95 % intervals cover within the binomial tolerance."""
+    df = _generated("int", 4000, seed=9)
+    mem = MemoryEngine(df.drop(columns=["label"]))
+    y, p = df["label"].to_numpy(), df["prediction"].to_numpy()
+    tp = int((y * p).sum())
+    truth = {"precision": tp / p.sum(), "recall": tp / y.sum(), "f1": 2 * tp / (p.sum() + y.sum())}
+    st = engine_strata(mem, "csf", 30)
+    gold = df[["id", "label"]]
+    est = {m: [] for m in truth}
+    cover = {m: 0 for m in truth}
+    reps = 200
+    for seed in range(reps):
+        r = evaluate_on_engine(mem, gold, "stratified", 300, seed)
+        assert r.manifest.sizes == tuple(int(s) for s in st.sizes)
+        for m in truth:
+            e = r.estimates[m]
+            est[m].append(e.estimate)
+            cover[m] += e.ci_low <= truth[m] <= e.ci_high
+    for m in truth:
+        v = np.asarray(est[m])
+        # ratio estimators (precision, recall, F1) carry an O(1/n) bias: 3 SE at 200 reps
+        assert abs(v.mean() - truth[m]) < 3 * v.std(ddof=1) / np.sqrt(reps), m
+        lo = 0.95 - 3 * np.sqrt(0.95 * 0.05 / reps)
+        assert cover[m] / reps >= lo, (m, cover[m])
