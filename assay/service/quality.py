@@ -1,0 +1,96 @@
+"""Crowd quality control of a campaign's human labels (seeds 000/001): agreement (Fleiss' κ),
+each annotator's disagreements with the item's majority, the seeds' flagging rule (more than 20%
+*and* more than 10 disagreements), and the Dawid–Skene aggregate (crowd-kit) beside the
+majority.
+
+Fleiss' κ with a varying number of raters per item (Fleiss 1971, eq. 2–5 with P_i over each
+item's own n_i):  P_i = (Σ_j n_ij² − n_i) / (n_i (n_i − 1)),  P̄ = mean_i P_i,
+p_j = Σ_i n_ij / Σ_i n_i,  P̄_e = Σ_j p_j²,  κ = (P̄ − P̄_e) / (1 − P̄_e).
+
+>>> round(fleiss_kappa(np.array([[2, 0], [0, 2], [1, 1]])), 3)
+0.333
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from assay.labels.schema import Status
+from assay.labels.store import LabelStore
+from assay.ondemand.store import CampaignRow
+
+FLAG_RATE, FLAG_COUNT = 0.20, 10
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """κ of an items × categories matrix of counts (items with fewer than 2 ratings are left
+    out); NaN when undefined (no such item, or one category only)."""
+    n = counts.sum(axis=1)
+    c = counts[n >= 2].astype(np.float64)
+    n = n[n >= 2].astype(np.float64)
+    if len(n) == 0:
+        return float("nan")
+    p_i = ((c ** 2).sum(axis=1) - n) / (n * (n - 1))
+    p_j = c.sum(axis=0) / n.sum()
+    pe = float((p_j ** 2).sum())
+    return float("nan") if pe >= 1 else float((p_i.mean() - pe) / (1 - pe))
+
+
+@dataclass(frozen=True)
+class AnnotatorQuality:
+    name: str
+    labels: int
+    compared: int           # labels on items with a strict majority of the others and them
+    disagreements: int
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    items: int
+    labels: int
+    kappa: float
+    ds_differs: int         # items where Dawid–Skene and the majority disagree
+    annotators: list[AnnotatorQuality] = field(default_factory=list)
+
+
+def votes(store: LabelStore, camp: CampaignRow) -> pd.DataFrame:
+    """Every human label of the campaign: task (item), worker (annotator), label (0/1)."""
+    rows = [(j.item, j.annotator, int(j.value)) for j in store.judgments(camp.dataset)
+            if j.status == Status.JUDGED and j.annotator != camp.annotator]
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
+    """κ, per-annotator disagreements with the majority and flags, Dawid–Skene differences."""
+    v = votes(store, camp)
+    if v.empty:
+        return QualityReport(0, 0, float("nan"), 0)
+    counts = pd.crosstab(v["task"], v["label"]).reindex(columns=[0, 1], fill_value=0)
+    kappa = fleiss_kappa(counts.to_numpy())
+    ones, zeros = counts[1], counts[0]
+    major = pd.Series(np.where(ones > zeros, 1, np.where(zeros > ones, 0, -1)),
+                      index=counts.index)
+    multi = counts.sum(axis=1) >= 2
+    v = v.assign(major=v["task"].map(major), multi=v["task"].map(multi))
+    cmp = v[(v["major"] >= 0) & v["multi"]]
+    out = []
+    for w, g in v.groupby("worker"):
+        c = cmp[cmp["worker"] == w]
+        d = int((c["label"] != c["major"]).sum())
+        out.append(AnnotatorQuality(str(w), len(g), len(c), d,
+                                    d > FLAG_COUNT and d > FLAG_RATE * max(len(c), 1)))
+    ds_differs = 0
+    shared = v[v["multi"]]
+    if shared["worker"].nunique() >= 2:
+        from crowdkit.aggregation import DawidSkene
+        ds = DawidSkene(n_iter=50).fit_predict(shared[["task", "worker", "label"]])
+        m = major.reindex(ds.index)
+        ds_differs = int(((m >= 0) & (ds.astype(int) != m)).sum())
+    return QualityReport(len(counts), len(v), kappa, ds_differs, out)
+
+
+__all__ = ["FLAG_COUNT", "FLAG_RATE", "AnnotatorQuality", "QualityReport", "fleiss_kappa",
+           "report", "votes"]

@@ -1,0 +1,105 @@
+"""What each role may see: a campaign's scores filtered to the caller's team, the plot of them
+(:func:`assay.interfaces.campaign_report.campaign_figure`), and an item as an annotator sees it
+(an ER pair's two records side by side, else the item's key and structure; never a system's
+name, an output or a score).
+
+>>> split_key("12\\t34")
+['12', '34']
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from assay.formats.pool import KEY_SEPARATOR
+from assay.labels.store import LabelStore
+from assay.ondemand import OnDemandCampaign
+from assay.ondemand.campaign import CampaignReport
+from assay.ondemand.schema import campaigns_table, items_table
+from assay.service.auth import User
+from assay.service.schema import records_table
+
+
+def campaigns(store: LabelStore) -> list[str]:
+    with store.engine.connect() as conn:
+        return list(conn.execute(select(campaigns_table.c.name).order_by(
+            campaigns_table.c.id)).scalars().all())
+
+
+def visible(user: User, system: str) -> bool:
+    """An admin sees every system; a submitter only their team's (``team/system``)."""
+    return user.role == "admin" or (user.role == "submitter" and user.team is not None
+                                    and system.startswith(f"{user.team}/"))
+
+
+def scores_for(store: LabelStore, campaign: str, user: User) -> CampaignReport:
+    """The campaign's joint report with only the systems ``user`` may see (and, for a
+    submitter, no notes: they may name other systems)."""
+    rep = OnDemandCampaign.open(store, campaign).report()
+    systems = [s for s in rep.systems if visible(user, s.name)]
+    return dataclasses.replace(rep, systems=systems,
+                               notes=rep.notes if user.role == "admin" else [])
+
+
+def plot_png(rep: CampaignReport) -> bytes | None:
+    if not rep.systems:
+        return None
+    from assay.interfaces.campaign_report import campaign_figure
+    return campaign_figure(rep)
+
+
+def score_rows(rep: CampaignReport) -> list[dict[str, Any]]:
+    from assay.interfaces.campaign_report import cell
+    return [{"system": s.name, "size": s.size, "labels": s.labels_used,
+             "finished": s.finished, "precision": cell(s.estimates.get("precision")),
+             "recall": cell(s.estimates.get("recall")), "f1": cell(s.estimates.get("f1")),
+             "pooled_recall": cell(s.estimates.get("pooled_recall"))} for s in rep.systems]
+
+
+def split_key(item: str) -> list[str]:
+    return str(item).split(KEY_SEPARATOR)
+
+
+def display(store: LabelStore, camp: OnDemandCampaign, item: str) -> dict[str, Any]:
+    """An item as an annotator sees it: ``{"kind": "pair", "left": {...}, "right": {...}}``
+    when the key names two records of the campaign, else ``{"kind": "item", ...}`` with the
+    key's parts and the item's structure columns (document, subject, relation, object)."""
+    parts = split_key(item)
+    with store.engine.connect() as conn:
+        recs = {r.record: json.loads(r.data) for r in conn.execute(select(records_table).where(
+            (records_table.c.campaign == camp.row.name)
+            & records_table.c.record.in_(parts))).all()}
+        st = conn.execute(select(items_table).where(
+            (items_table.c.campaign_id == camp.row.id) & (items_table.c.item == item))).first()
+    if len(parts) == 2 and all(p in recs for p in parts):
+        left, right = recs[parts[0]], recs[parts[1]]
+        fields = list(dict.fromkeys([*left, *right]))
+        return {"kind": "pair", "ids": parts, "fields": fields, "left": left, "right": right}
+    structure = {} if st is None else {k: getattr(st, k) for k in
+                                       ("unit", "subject", "relation", "object")
+                                       if getattr(st, k, None)}
+    return {"kind": "item", "parts": parts, "structure": structure}
+
+
+def add_records(store: LabelStore, campaign: str, rows: list[dict[str, Any]],
+                id_column: str = "id") -> int:
+    """Keep records shown to annotators (one transaction; a record already kept is replaced)."""
+    from sqlalchemy import delete
+    t = records_table
+    out = [{"campaign": campaign, "record": str(r[id_column]),
+            "data": json.dumps({k: ("" if v is None else str(v)) for k, v in r.items()
+                                if k != id_column})} for r in rows]
+    with store.engine.begin() as conn:
+        for a in range(0, len(out), 500):
+            chunk = out[a:a + 500]
+            conn.execute(delete(t).where((t.c.campaign == campaign)
+                                         & t.c.record.in_([r["record"] for r in chunk])))
+            conn.execute(t.insert(), chunk)
+    return len(out)
+
+
+__all__ = ["add_records", "campaigns", "display", "plot_png", "score_rows", "scores_for",
+           "split_key", "visible"]

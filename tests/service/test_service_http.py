@@ -1,0 +1,191 @@
+"""The service over HTTP (FastAPI's TestClient): the whole submission flow, who may reach what
+(every endpoint for every role), CSRF, revoked tokens and sessions, bad uploads (one line naming
+the file and line, nothing kept), the daily limit, undo and k annotators per item."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import func, select
+
+from assay.service import jobs, queue
+from assay.service.schema import audit_table, submissions_table
+
+from conftest import csrf_of, make_service
+
+
+def _submit(c, svc, k=0, system="sysA", name="a.csv", data=None):
+    return c.post("/submit", data={"csrf": csrf_of(c, "/submit"), "campaign": "kb",
+                                   "system": system, "key": "item"},
+                  files={"file": (name, data if data is not None else svc.output_csv(k),
+                                  "text/csv")})
+
+
+def _label_all(c, svc, who="ann1"):
+    """Label every item the page offers, by the truth; returns how many."""
+    token = re.search(r'"X-CSRF-Token": "([^"]+)"', c.get("/annotate?campaign=kb").text).group(1)
+    n = 0
+    while True:
+        page = c.get("/annotate/item?campaign=kb").text
+        m = re.search(r'data-item="([^"]*)"', page)
+        if m is None:
+            return n
+        item = m.group(1).replace("&#9;", "\t")
+        r = c.post("/annotate/label", data={"campaign": "kb", "item": item,
+                                            "value": "y" if svc.truth[item] else "n"},
+                   headers={"X-CSRF-Token": token})
+        assert r.status_code == 200, r.text
+        n += 1
+
+
+def test_submission_flow_to_scores(service):
+    alice, ann = service.client("alice"), service.client("ann1")
+    r = _submit(alice, service)
+    assert r.status_code == 303 and r.headers["location"].startswith("/submissions/")
+    sid = int(r.headers["location"].rsplit("/", 1)[1])
+    for _ in range(8):
+        jobs.run_pending(service.store)
+        if jobs.submission(service.store.engine, sid).state == "done":
+            break
+        assert _label_all(ann, service) > 0
+    assert jobs.submission(service.store.engine, sid).state == "done"
+    page = alice.get("/scores?campaign=kb")
+    assert page.status_code == 200 and "t1/sysA" in page.text
+    assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", page.text)
+    png = alice.get("/scores/plot.png?campaign=kb")
+    assert png.status_code == 200 and png.content[:4] == b"\x89PNG"
+    assert "t1/sysA" not in service.client("bob").get("/scores?campaign=kb").text
+    # the annotator never saw a system name; every label is in the audit log and the store
+    with service.store.engine.connect() as conn:
+        logged = conn.execute(select(func.count()).select_from(audit_table).where(
+            audit_table.c.action == "label")).scalar_one()
+    assert logged == len(service.store.judgments("kb", "ann1")) > 0
+
+
+ENDPOINTS = [("GET", "/annotate"), ("GET", "/annotate/item?campaign=kb"),
+             ("GET", "/scores?campaign=kb"), ("GET", "/submit"), ("GET", "/admin"),
+             ("GET", "/api/labels?campaign=kb"), ("GET", "/api/quality?campaign=kb"),
+             ("GET", "/api/queue/next?campaign=kb"), ("GET", "/api/scores?campaign=kb")]
+# who may reach each endpoint (else 403; anonymous: 303 to the log-in page or 401)
+ALLOWED = {"/annotate": {"root", "ann1"}, "/annotate/item": {"root", "ann1"},
+           "/scores": {"root", "alice"}, "/submit": {"root", "alice"}, "/admin": {"root"},
+           "/api/labels": {"root"}, "/api/quality": {"root"}, "/api/queue/next": {"root", "ann1"},
+           "/api/scores": {"root", "alice"}}
+
+
+@pytest.mark.parametrize("who", ["root", "alice", "ann1", None])
+def test_every_endpoint_for_every_role(service, who):
+    c = service.client(who)
+    for method, path in ENDPOINTS:
+        r = c.request(method, path)
+        base = path.split("?")[0]
+        if who is None:
+            assert r.status_code in (303, 401), (path, r.status_code)
+        elif who in ALLOWED[base]:
+            assert r.status_code == 200, (who, path, r.status_code, r.text[:200])
+        else:
+            assert r.status_code == 403, (who, path, r.status_code)
+
+
+def test_submitter_never_sees_a_label_or_another_teams_output(service):
+    alice, bob, ann = service.client("alice"), service.client("bob"), service.client("ann1")
+    _submit(alice, service, 0)
+    _submit(bob, service, 1, system="sysB")
+    jobs.run_pending(service.store)
+    _label_all(ann, service)
+    jobs.run_pending(service.store)
+    for path in ("/api/labels?campaign=kb", "/api/quality?campaign=kb",
+                 "/api/queue/next?campaign=kb", "/annotate/item?campaign=kb"):
+        assert alice.get(path).status_code == 403
+    got = alice.get("/api/scores?campaign=kb").json()
+    assert [s["system"] for s in got["systems"]] == ["t1/sysA"]
+    assert "consensus" not in str(got) and "seed" not in got["campaign"]
+    sid_bob = next(s for s in range(1, 3)
+                   if jobs.submission(service.store.engine, s).team == "t2")
+    assert alice.get(f"/api/submissions/{sid_bob}").status_code == 404
+    assert alice.get(f"/submissions/{sid_bob}").status_code == 404
+    item = next(iter(queue.decided(service.store, "kb")))
+    assert item not in alice.get("/scores?campaign=kb").text
+
+
+def test_csrf_rejected(service):
+    alice, ann = service.client("alice"), service.client("ann1")
+    r = alice.post("/submit", data={"campaign": "kb", "system": "x"},
+                   files={"file": ("a.csv", service.output_csv(0), "text/csv")})
+    assert r.status_code == 403 and "CSRF" in r.text
+    r = ann.post("/annotate/label", data={"campaign": "kb", "item": "x", "value": "y"},
+                 headers={"X-CSRF-Token": "wrong"})
+    assert r.status_code == 403
+    assert service.client().post("/login", data={"name": "alice", "password": "x"}
+                                 ).status_code == 403
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(submissions_table)).scalar() == 0
+
+
+def test_revoked_token_and_session_fail(service):
+    alice = service.client("alice")
+    page = alice.post("/tokens", data={"csrf": csrf_of(alice), "label": "ci"})
+    secret = re.search(r'id="secret">([^<]+)<', page.text).group(1)
+    api = service.client()
+    head = {"Authorization": f"Bearer {secret}"}
+    assert api.get("/api/scores?campaign=kb", headers=head).status_code == 200
+    tid = int(re.search(r"<tr><td>(\d+)</td><td>ci</td>", page.text).group(1))
+    r = api.post(f"/tokens/{tid}/revoke", headers=head)
+    assert r.status_code == 200
+    assert api.get("/api/scores?campaign=kb", headers=head).status_code == 401
+    from assay.service.auth import revoke_sessions
+    assert revoke_sessions(service.store.engine, "alice") == 1
+    assert alice.get("/scores?campaign=kb").status_code == 303
+
+
+def test_bad_uploads_one_line_nothing_kept(service, monkeypatch):
+    alice = service.client("alice")
+    r = _submit(alice, service, data=b"item,unit\nk1,u1\n ,u2\n", name="out.csv")
+    assert r.status_code == 400
+    err = re.search(r'id="error">([^<]*)<', r.text).group(1)
+    assert err.startswith("out.csv, line 3: empty key") and "\n" not in err
+    r = alice.post("/api/submissions", headers={"X-CSRF-Token": csrf_of(alice)},
+                   data={"campaign": "kb", "system": "s", "key": "nope"},
+                   files={"file": ("o.csv", b"item\nk1\n", "text/csv")})
+    assert r.status_code == 400 and r.json()["error"].startswith("o.csv: no column 'nope'")
+    monkeypatch.setattr(jobs, "MAX_UPLOAD_BYTES", 10)
+    r = _submit(alice, service, name="big.csv")
+    assert r.status_code == 400 and "big.csv" in r.text and "at most 10 bytes" in r.text
+    r = _submit(alice, service, data=b"\x00\x01", name="x.exe")
+    assert r.status_code == 400 and "x.exe" in r.text
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(submissions_table)).scalar() == 0
+
+
+def test_daily_limit_per_team(service):
+    alice = service.client("alice")
+    assert _submit(alice, service, 0, system="a1").status_code == 303
+    assert _submit(alice, service, 1, system="a2").status_code == 303
+    r = _submit(alice, service, 0, system="a3")
+    assert r.status_code == 400 and "at most 2 a day" in r.text
+    assert _submit(service.client("bob"), service, 0, system="b1").status_code == 303
+
+
+def test_three_annotators_third_only_on_disagreement_and_undo(tmp_path):
+    svc = make_service(tmp_path, k=3)
+    alice = svc.client("alice")
+    _submit(alice, svc)
+    jobs.run_pending(svc.store)
+    first = queue.next_item(svc.store, svc.camp.row, "ann1")
+    queue.vote(svc.store, svc.camp.row, "ann1", first, 1)
+    assert queue.undo(svc.store, svc.camp.row, "ann1") == first
+    queue.vote(svc.store, svc.camp.row, "ann1", first, 1)
+    queue.vote(svc.store, svc.camp.row, "ann1", first, 0)      # a re-post: the first stays
+    assert svc.store.labels("kb", "ann1")[first] == 1
+    queue.vote(svc.store, svc.camp.row, "ann2", first, 0)      # disagreement: a third
+    assert first not in queue.decided(svc.store, "kb")
+    queue.vote(svc.store, svc.camp.row, "root", first, 1)
+    assert queue.decided(svc.store, "kb")[first] == 1
+    with pytest.raises(queue.QueueError):
+        queue.undo(svc.store, svc.camp.row, "root")             # decided: no undo
+    second = queue.next_item(svc.store, svc.camp.row, "ann1")
+    for who in ("ann1", "ann2"):
+        queue.vote(svc.store, svc.camp.row, who, second, 0)
+    assert queue.decided(svc.store, "kb")[second] == 0          # two agree: decided
+    q = svc.client("root").get("/api/quality?campaign=kb").json()
+    assert q["labels"] == 5 and {a["name"] for a in q["annotators"]} == {"ann1", "ann2", "root"}
