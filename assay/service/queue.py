@@ -131,6 +131,10 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
     item if its votes now suffice; returns what the store holds (a re-post changes nothing)."""
     if annotator == camp.annotator:
         raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
+    if value is not None:
+        if int(value) not in (0, 1):
+            raise QueueError(f"label {value!r}: expected 1, 0 or a skip", 400)
+        value = int(value)
     q, j = queue_table, judgments_table
     k = settings(store.engine, camp.name).k
     row = {"dataset": camp.dataset, "item": item, "annotator": annotator, "role": "assessor",
