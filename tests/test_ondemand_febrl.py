@@ -10,10 +10,11 @@ Claims:
   the same rule; the pooled (closed-world) recall estimate sits above the open-world one;
 * no zero-width precision interval while part of an output is unsampled (it was the case
   until the variance floor of assay.ondemand.regions: a system whose labelled draws were all
-  true reported precision 1 ± 0 and stopped); over 200 repetitions at a 0.05 target every
-  system's precision, recall and F1 unbiased within 3 SE and covering: strict xfails (slow;
-  ecm_given_surname's precision: +10 SE, coverage 0.565 — optional stopping on the realised
-  width; the bench's 0.03 target passes).
+  true reported precision 1 ± 0 and stopped);
+* over 200 repetitions at a 0.05 target every system's precision, recall and F1 unbiased within
+  3 SE and covering (slow). Until the two-stage stopping rule (assay.ondemand.planning.
+  next_draws) these were strict xfails: the sequential rule stopped on the realised width, and
+  ecm_given_surname's precision was +10 SE, covering 0.565 (optional stopping).
 """
 from __future__ import annotations
 
@@ -103,11 +104,6 @@ def in_turn_200(bed):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="at a 0.05 target ecm_given_surname's precision covers 0.565 (the "
-                   "variance floor and its plan fix the 0.03 target of bench/febrl_in_turn.py: "
-                   "every cell >= 0.93); the stopping rule still trusts the realised width "
-                   "after few draws: see the bias test")
 def test_in_turn_covers_200_repetitions(in_turn_200):
     truth, est, cover, reps = in_turn_200
     tol = 1.96 * math.sqrt(0.95 * 0.05 / reps)        # ±0.030
@@ -116,12 +112,6 @@ def test_in_turn_covers_200_repetitions(in_turn_200):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="optional stopping: a system stops as soon as its realised width "
-                   "reaches the target, so repetitions whose first draws are all true stop "
-                   "early with a high precision (ecm_given_surname +0.022, 10 SE, at a 0.05 "
-                   "target; bench/febrl_in_turn.py at 0.03: within 4 SE). A two-stage rule "
-                   "(pilot, then one planned round) removes it: bench --two-stage")
 def test_in_turn_unbiased_200_repetitions(in_turn_200):
     truth, est, cover, reps = in_turn_200
     for k in est:
