@@ -81,14 +81,17 @@ def sf_lines(ld: Loaded, opts: Options, runid: str,
              to_score: dict[str, int | None]) -> list[ScoreLine]:
     """The SF lines of a run (one per query and per hop-0 class, up to each query's hop)."""
     scores: list[ScoreLine] = []
+    limits: dict[str, int] = {}             # a class's query (its ID's head) -> last hop
     for qid in sorted(to_score):
         q = ld.queries[qid]
         parts = parse_queryid(q.full_id)
         base = parts.base if parts else qid
         for s in score_query(ld, opts, runid, base):
-            head = s.ec.split(":")[0]
-            hp = parse_queryid(head)
-            limit = to_score.get(hp.query_id if hp else head) or 0
+            head = s.ec.split(":", 1)[0]
+            limit = limits.get(head)
+            if limit is None:
+                hp = parse_queryid(head)
+                limit = limits[head] = to_score.get(hp.query_id if hp else head) or 0
             if int(s.level) <= limit:
                 scores.append(s)
     return scores

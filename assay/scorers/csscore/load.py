@@ -52,7 +52,8 @@ class Loaded:
     warnings: list[str]
     by_run: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)  # (run, base)
     ec_cache: dict[str, str] = field(default_factory=dict)      # full query ID -> its class
-    templates: dict[str, Any] = field(default_factory=dict)     # base -> tree of assessments
+    qid_ec: dict[str, str] = field(default_factory=dict)        # query ID -> its class
+    templates: dict[str, Any] = field(default_factory=dict)     # base -> its assessments' nodes
     notes: list[str] = field(default_factory=list)              # hash-order choices made
     gt_index: dict[tuple[str, str], tuple[dict, dict]] = field(default_factory=dict)
 

@@ -24,7 +24,7 @@ before their parents, so this always happens first.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from functools import lru_cache
 
 from assay.formats.kbp import KBPInputError, parse_queryid
 
@@ -34,15 +34,20 @@ from .model import Entry, Options, ScoreLine
 _CATEGORIES = ("RIGHT", "WRONG", "IGNORE")
 
 
-@dataclass
 class Node:
-    name: str | None
-    bin_incorrect: bool = False
-    quantity: str | None = None
-    children: dict[str, "Node"] = field(default_factory=dict)
-    submissions: list[Entry] = field(default_factory=list)
-    assessments: list[Entry] = field(default_factory=list)
-    score: ScoreLine | None = None
+    """One class of the tree (a plain class with slots: a run makes one per class and query)."""
+
+    __slots__ = ("name", "bin_incorrect", "quantity", "children", "submissions", "assessments",
+                 "score")
+
+    def __init__(self, name: str | None, bin_incorrect: bool = False, quantity: str | None = None,
+                 children: dict[str, "Node"] | None = None, submissions: list[Entry] | None = None,
+                 assessments: list[Entry] | None = None, score: ScoreLine | None = None) -> None:
+        self.name, self.bin_incorrect, self.quantity = name, bin_incorrect, quantity
+        self.children: dict[str, Node] = {} if children is None else children
+        self.submissions: list[Entry] = [] if submissions is None else submissions
+        self.assessments: list[Entry] = [] if assessments is None else assessments
+        self.score = score
 
 
 class Tree:
@@ -54,12 +59,8 @@ class Tree:
         self.node_of: dict[int, Node] = {}          # id(assessment entry) -> node
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
-        self.policy = opts.policy()
         self.categorized: list[tuple[ScoreLine, dict[str, list[Entry]]]] = []   # -verbose
-        self.dup_category = ""                      # the last category listing DUPLICATE
-        for cat in _CATEGORIES:
-            if "DUPLICATE" in getattr(opts, cat.lower()):
-                self.dup_category = cat
+        self.policy, self.policy_pairs, self.dup_category = _policy(opts)
 
     # ---- equivalence classes -------------------------------------------------------------
     def get(self, ec: str, quantity: str | None = None) -> Node:
@@ -78,32 +79,46 @@ class Tree:
         return node
 
     def query_id2ec(self, full_id: str) -> str:
+        """The class of the answer a query (given by its full ID) comes from: the ID itself at
+        hop 0; else the parent answer's class if it is assessed correct or inexact, or its
+        parent query's class and ``:0``."""
         cached = self.ld.ec_cache.get(full_id)
         if cached is None:
-            cached = self.ld.ec_cache[full_id] = self._query_id2ec(full_id)
+            parts = parse_queryid(full_id)
+            q = self.ld.queries[parts.query_id] if parts else None
+            if q is None:
+                raise KBPInputError(full_id, "query not loaded")
+            cached = full_id if q.level == 0 else self.qid_ec(q.query_id)
+            self.ld.ec_cache[full_id] = cached
         return cached
 
-    def _query_id2ec(self, full_id: str) -> str:
-        parts = parse_queryid(full_id)
-        q = self.ld.queries[parts.query_id] if parts else None
-        if q is None:
-            raise KBPInputError(full_id, "query not loaded")
-        if q.level == 0:
-            return full_id
-        pa = self.ld.parent_assessment.get(q.query_id)
-        if pa is not None:
-            return pa.r.ec or "0"
-        parent_id = self.ld.parent_query_id.get(q.query_id)
-        if parent_id is None:       # its parent's only line was skipped (wrong slot)
-            raise KBPInputError(full_id, "the answer this query comes from was skipped (its slot "
-                                "is not its query's); CS-Score 2.4.4 stops here too")
-        return self.query_id2ec(self.ld.queries[parent_id].full_id) + ":0"
+    def qid_ec(self, qid: str) -> str:
+        """:meth:`query_id2ec` of a loaded query named by its query ID (its full ID as the
+        query set knows it; no parsing)."""
+        cached = self.ld.qid_ec.get(qid)
+        if cached is None:
+            q = self.ld.queries[qid]
+            if q.level == 0:
+                cached = q.full_id
+            else:
+                pa = self.ld.parent_assessment.get(qid)
+                if pa is not None:
+                    cached = pa.r.ec or "0"
+                else:
+                    parent_id = self.ld.parent_query_id.get(qid)
+                    if parent_id is None:   # its parent's only line was skipped (wrong slot)
+                        raise KBPInputError(q.full_id, "the answer this query comes from was "
+                                            "skipped (its slot is not its query's); CS-Score "
+                                            "2.4.4 stops here too")
+                    cached = self.qid_ec(parent_id) + ":0"
+            self.ld.qid_ec[qid] = cached
+        return cached
 
     def entry_ec(self, e: Entry) -> str:
-        return self.query_id2ec(self.ld.queries[e.target_id].full_id)
+        return self.qid_ec(e.target_id)
 
     def parent_ec(self, e: Entry) -> str:
-        return self.query_id2ec(e.r.full_query_id)
+        return e.r.full_query_id if e.query_level == 0 else self.qid_ec(e.r.parts.query_id)
 
     # ---- building --------------------------------------------------------------------------
     def node_for_assessment(self, a: Entry) -> Node:
@@ -186,6 +201,50 @@ class Tree:
             return False
         return False
 
+    def _key(self, s: Entry, name: str, hop0: bool) -> str:
+        """The pre-policy code of a submission of class ``name``."""
+        if not hop0 and not self.path_correct(name, s.r.query_id):
+            return "INCORRECT_PARENT"
+        t = self.truth.get(id(s))
+        if t is None:
+            # an unassessed answer already looked at as a parent has no category in v2.4.4
+            return "" if id(s) in self.touched else "UNASSESSED"
+        return t.r.judgment or ""
+
+    def categorize_counts(self, node: Node) -> dict[str, int]:
+        """:meth:`categorize`'s counts (what a report without -verbose needs; same order of
+        parent look-ups, so the same answers are touched)."""
+        subs = node.submissions
+        if not subs:
+            return {}
+        out: dict[str, int] = {}
+        name = node.name or ""
+        hop0 = name.count(":") == 1
+        if hop0:
+            truth, touched = self.truth, self.touched
+            for s in subs:
+                t = truth.get(id(s))
+                if t is None:
+                    key = "" if id(s) in touched else "UNASSESSED"
+                else:
+                    key = t.r.judgment or ""
+                out[key] = out.get(key, 0) + 1
+        else:
+            for s in subs:
+                key = self._key(s, name, False)
+                out[key] = out.get(key, 0) + 1
+        for cat, opt in self.policy_pairs:
+            n = out.get(opt)
+            if n is not None:
+                out[cat] = out.get(cat, 0) + n
+        right = out.get("RIGHT", 0)
+        if right > 1:
+            out["REDUNDANT"] = right - 1
+            out["RIGHT"] = 1
+            dup = self.dup_category
+            out[dup] = out.get(dup, 0) + right - 1
+        return out
+
     def categorize(self, node: Node) -> dict[str, list[Entry]]:
         out: dict[str, list[Entry]] = {}
         name = node.name or ""
@@ -224,7 +283,11 @@ class Tree:
         if not node.children:           # a leaf's score is never reported (nor used)
             return
         for child_name, child in node.children.items():
-            self.score_node(child, child_name)
+            if child.children:
+                self.score_node(child, child_name)
+        if not self.opts.verbose:
+            self._score_counts(node, name)
+            return
         gt = sum(1 for c in node.children.values() if not c.bin_incorrect)
         single = node.quantity == "single"
         if single and gt > 1:
@@ -262,6 +325,36 @@ class Tree:
         if self.opts.verbose:
             self.categorized.append((node.score, cats))
 
+    def _score_counts(self, node: Node, name: str) -> None:
+        """:meth:`score_node` by counts (no -verbose): the same numbers, no lists of answers."""
+        children = node.children.values()
+        gt = 0
+        for c in children:
+            if not c.bin_incorrect:
+                gt += 1
+        single = node.quantity == "single"
+        if single and gt > 1:
+            gt = 1
+        n: dict[str, int] = {}
+        submitted = 0
+        for child in children:
+            if child.submissions:
+                for key, k in self.categorize_counts(child).items():
+                    n[key] = n.get(key, 0) + k
+                submitted += len(child.submissions)
+        right = n.get("RIGHT", 0)
+        if single and right:
+            extra = right - 1
+            n["RIGHT"] = 1
+            redundant = n["REDUNDANT"] = n.get("REDUNDANT", 0) + extra
+            dup = self.dup_category
+            n[dup] = n.get(dup, 0) + (extra if self.opts.fix_duplicates else redundant)
+        node.score = ScoreLine(
+            name, self.runid, name.count(":"), gt, submitted, n.get("CORRECT", 0),
+            n.get("INCORRECT", 0), n.get("INEXACT", 0), n.get("INCORRECT_PARENT", 0),
+            n.get("UNASSESSED", 0), n.get("REDUNDANT", 0), n.get("RIGHT", 0), n.get("WRONG", 0),
+            n.get("IGNORE", 0), None, node.quantity)
+
     def scores(self) -> list[ScoreLine]:
         out: list[ScoreLine] = []
         for top_name, top in list(self.tops.items()):
@@ -280,6 +373,18 @@ class Tree:
         if truth is not None:
             return truth.r.text, truth.r.judgment or ""
         return ("", "") if id(e) in self.touched else ("-", "UNASSESSED")
+
+
+@lru_cache(maxsize=64)
+def _policy(opts: Options) -> tuple[dict[str, list[str]], tuple[tuple[str, str], ...], str]:
+    """The policy (category -> codes), its (category, code) pairs in order, and the last
+    category listing DUPLICATE ("" if none)."""
+    policy = opts.policy()
+    dup = ""
+    for cat in _CATEGORIES:
+        if "DUPLICATE" in getattr(opts, cat.lower()):
+            dup = cat
+    return policy, tuple((cat, opt) for cat in _CATEGORIES for opt in policy[cat]), dup
 
 
 def _classes(tree: Tree, entries: list[Entry]) -> set[int]:
@@ -318,11 +423,14 @@ def _tree_of_assessments(ld: Loaded, opts: Options, base: str, runid: str) -> Tr
     if template is None:
         t = Tree(ld, opts, "")
         t.add_assessments(ld.by_base[ASSESSMENT].get(base, []))
-        template = ld.templates[base] = t
+        # the nodes only, not the tree: a tree refers to ``ld``, and a cycle through ``ld``
+        # would leave millions of objects to the cyclic collector (5 s at 10^6 answers)
+        template = ld.templates[base] = (t.tops, t.node_of)
+    tops, node_of = template
     tree = Tree(ld, opts, runid)
     copies: dict[int, Node] = {}
-    tree.tops = {k: _clone(n, copies) for k, n in template.tops.items()}
-    tree.node_of = {a: copies[id(n)] for a, n in template.node_of.items()}
+    tree.tops = {k: _clone(n, copies) for k, n in tops.items()}
+    tree.node_of = {a: copies[id(n)] for a, n in node_of.items()}
     return tree
 
 
@@ -331,8 +439,32 @@ def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreL
     from assay.formats.kbp import ASSESSMENT
     tree = _tree_of_assessments(ld, opts, base, runid)
     assessments = ld.by_base[ASSESSMENT].get(base, [])
-    for s in ld.by_run.get((runid, base), []):
-        tree.add_submission(s, tree.ground_truth(s, assessments))
+    subs = ld.by_run.get((runid, base), [])
+    if subs and opts.discipline == "ASSESSED":
+        # ground_truth and add_submission inlined (the same steps, without the string index)
+        exact_index = tree._index(base, assessments)[0]
+        truths, node_of, parent_ec = tree.truth, tree.node_of, tree.parent_ec
+        for s in subs:
+            r = s.r
+            ec = parent_ec(s)           # first, as ground_truth: it may stop on a skipped parent
+            choices = exact_index.get((r.parts.query_id, r.value, r.relation_provenance.normal,
+                                       r.value_provenance.normal))
+            truth = None
+            if choices:
+                exact = [a for a in choices if parent_ec(a) == ec]
+                if len(exact) == 1:
+                    truth = exact[0]
+                elif exact:
+                    correct = [c for c in exact if c.r.judgment == "CORRECT"]
+                    truth = correct[0] if correct else exact[0]
+            if truth is not None:
+                truths[id(s)] = truth
+                node_of[id(truth)].submissions.append(s)
+            else:
+                tree.get(tree.qid_ec(s.target_id), s.quantity).submissions.append(s)
+    else:
+        for s in subs:
+            tree.add_submission(s, tree.ground_truth(s, assessments))
     return tree.scores()
 
 
