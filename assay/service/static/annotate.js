@@ -1,11 +1,11 @@
-// Keyboard first: y / n / s / u click the buttons of the item on screen (one request at a time).
+// Keyboard first: y / n / s / u click the buttons of the item on screen; the buttons'
+// hx-sync="#item:drop" and the check below ignore a key pressed while the previous answer is
+// still in flight or being swapped in (one answer per item shown).
 (function () {
-  var busy = false;
-  document.body.addEventListener("htmx:beforeRequest", function () { busy = true; });
-  document.body.addEventListener("htmx:afterRequest", function () { busy = false; });
   var ids = {y: "yes", n: "no", s: "skip", u: "undo"};
   document.addEventListener("keydown", function (e) {
-    if (e.repeat || busy || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.repeat || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (document.querySelector(".htmx-request, .htmx-settling, .htmx-swapping")) return;
     var t = e.target && e.target.tagName;
     if (t === "INPUT" || t === "TEXTAREA" || t === "SELECT") return;
     var id = ids[e.key.toLowerCase()];
