@@ -21,6 +21,7 @@ app = typer.Typer(cls=OneLineGroup, add_completion=False, invoke_without_command
                   help="The on-demand evaluation service: submissions, annotation, scores.")
 out = StdoutConsole()
 STORE = typer.Option("assay.db", "--store", help="Label store: SQLite path or SQLAlchemy URL")
+SUB_STORE = typer.Option(None, "--store", help="Label store (default: the one given to serve)")
 
 
 def _store(store: str):  # type: ignore[no-untyped-def]
@@ -56,9 +57,9 @@ def serve(ctx: typer.Context, store: str = STORE,
 
 @app.command()
 @user_errors
-def migrate(ctx: typer.Context) -> None:
+def migrate(ctx: typer.Context, store: Optional[str] = SUB_STORE) -> None:
     """Create or migrate the service's tables, then stop."""
-    _store(ctx.obj)
+    _store(store or ctx.obj)
     out.print("service tables are current")
 
 
@@ -66,21 +67,23 @@ def migrate(ctx: typer.Context) -> None:
 @user_errors
 def user(ctx: typer.Context, name: str = typer.Argument(..., help="Login name"),
          role: str = typer.Option(..., "--role", help="admin | submitter | annotator"),
-         team: Optional[str] = typer.Option(None, "--team", help="A submitter's team")) -> None:
+         team: Optional[str] = typer.Option(None, "--team", help="A submitter's team"),
+         store: Optional[str] = SUB_STORE) -> None:
     """Add a user (password from $ASSAY_PASSWORD, or asked)."""
     from assay.service.auth import add_user
     password = os.environ.get("ASSAY_PASSWORD") or typer.prompt("password", hide_input=True,
                                                                 confirmation_prompt=True)
-    add_user(_store(ctx.obj).engine, name, role, password, team)
+    add_user(_store(store or ctx.obj).engine, name, role, password, team)
     out.print(f"user {name!r} added ({role})")
 
 
 @app.command("revoke-sessions")
 @user_errors
-def revoke_sessions(ctx: typer.Context, name: str = typer.Argument(...)) -> None:
+def revoke_sessions(ctx: typer.Context, name: str = typer.Argument(...),
+                    store: Optional[str] = SUB_STORE) -> None:
     """Log a user out everywhere (their sessions are revoked server-side)."""
     from assay.service.auth import revoke_sessions as revoke
-    out.print(f"{revoke(_store(ctx.obj).engine, name)} sessions revoked")
+    out.print(f"{revoke(_store(store or ctx.obj).engine, name)} sessions revoked")
 
 
 __all__ = ["app"]
