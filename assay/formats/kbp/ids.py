@@ -50,7 +50,11 @@ def parse_queryid(full: str) -> QueryId | None:
     return None
 
 
-_NIL = hashlib.md5(b"\0" * 16)       # the nil namespace, hashed once
+try:        # CPython's own MD5: twice as fast as OpenSSL's on strings this short
+    from _md5 import md5 as _md5
+except ImportError:  # pragma: no cover - a Python without it
+    _md5 = hashlib.md5
+_NIL = _md5(b"\0" * 16)              # the nil namespace, hashed once
 
 
 def short_uuid(text: str, length: int) -> str:

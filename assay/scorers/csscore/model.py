@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from assay.errors import AssayInputError
-from assay.formats.kbp import Response
+from assay.formats.kbp import Response, hop1_uuid
 
 DEFAULT_FIELDS = ("EC:RUNID:LEVEL:GT:SUBMITTED:CORRECT:INCORRECT:INEXACT:INCORRECT_PARENT:"
                   "UNASSESSED:REDUNDANT:RIGHT:WRONG:IGNORED:P:R:F")
@@ -65,9 +65,18 @@ class Entry:
 
     r: Response
     quantity: str | None
-    target_id: str              # ID of the query generated from this answer
+    target: str | None          # ID of the query generated from this answer (None: not yet made)
     query_level: int
     query_full: str             # full ID of the entry's query (as the query set knows it)
+
+    @property
+    def target_id(self) -> str:
+        """The ID of the query generated from this answer (:func:`hop1_uuid`), made once."""
+        t = self.target
+        if t is None:
+            t = self.target = hop1_uuid(self.query_full, self.r.value,
+                                        self.r.value_provenance.normal)
+        return t
 
 
 @dataclass

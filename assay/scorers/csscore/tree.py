@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from assay.formats.kbp import KBPInputError, parse_queryid
 
-from .load import Loaded
+from .load import Loaded, flush
 from .model import Entry, Options, ScoreLine
 
 _CATEGORIES = ("RIGHT", "WRONG", "IGNORE")
@@ -106,6 +106,9 @@ class Tree:
                     cached = pa.r.ec or "0"
                 else:
                     parent_id = self.ld.parent_query_id.get(qid)
+                    if parent_id is None and self.ld.pending:
+                        flush(self.ld)
+                        parent_id = self.ld.parent_query_id.get(qid)
                     if parent_id is None:   # its parent's only line was skipped (wrong slot)
                         raise KBPInputError(q.full_id, "the answer this query comes from was "
                                             "skipped (its slot is not its query's); CS-Score "
@@ -115,7 +118,13 @@ class Tree:
         return cached
 
     def entry_ec(self, e: Entry) -> str:
-        return self.qid_ec(e.target_id)
+        """:meth:`qid_ec` of the query generated from ``e`` (level >= 1: the class of a correct
+        or inexact assessment of the same answer, else ``e``'s query's class and ``:0``),
+        without hashing its ID."""
+        pa = self.ld.answer_assessment.get((e.query_full, e.r.value, e.r.value_provenance.normal))
+        if pa is not None:
+            return pa.r.ec or "0"
+        return self.qid_ec(e.r.parts.query_id) + ":0"
 
     def parent_ec(self, e: Entry) -> str:
         return e.r.full_query_id if e.query_level == 0 else self.qid_ec(e.r.parts.query_id)
@@ -461,7 +470,7 @@ def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreL
                 truths[id(s)] = truth
                 node_of[id(truth)].submissions.append(s)
             else:
-                tree.get(tree.qid_ec(s.target_id), s.quantity).submissions.append(s)
+                tree.get(tree.entry_ec(s), s.quantity).submissions.append(s)
     else:
         for s in subs:
             tree.add_submission(s, tree.ground_truth(s, assessments))
