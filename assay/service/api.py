@@ -5,7 +5,10 @@
 * ``GET /api/submissions/{id}``; ``GET /api/scores?campaign=`` (the caller's team's systems);
 * ``GET /api/queue/next?campaign=`` and ``POST /api/labels`` (annotators; JSON body
   ``{"campaign", "item", "value": 1|0|null}``), ``POST /api/undo``;
-* ``GET /api/labels?campaign=`` and ``GET /api/quality?campaign=`` (admins only).
+* ``GET /api/labels?campaign=`` and ``GET /api/quality?campaign=`` (admins only);
+* ``GET /api/labelstudio/export?campaign=`` (the open items as Label Studio tasks and a
+  labelling config) and ``POST /api/labelstudio/import?campaign=`` (a Label Studio JSON export:
+  every annotation a vote keyed by item and annotator; checked whole before the first write).
 """
 from __future__ import annotations
 
@@ -121,6 +124,53 @@ def get_quality(request: Request, campaign: str) -> dict[str, Any]:
     out = dataclasses.asdict(rep)
     out["kappa"] = None if rep.kappa != rep.kappa else rep.kappa
     return out
+
+
+@router.get("/labelstudio/export")
+def labelstudio_export(request: Request, campaign: str) -> dict[str, Any]:
+    need(request, "admin", api=True)
+    from sqlalchemy import select
+
+    from assay.service.labelstudio import CONFIG, task
+    from assay.service.schema import queue_table as q
+    camp = _camp(request, campaign)
+    store = store_of(request)
+    with store.engine.connect() as conn:
+        items = conn.execute(select(q.c.item).where((q.c.campaign == camp.row.name)
+                                                    & q.c.resolved_at.is_(None))
+                             .order_by(q.c.id)).scalars().all()
+    return {"label_config": CONFIG,
+            "tasks": [task(camp.row.name, i, views.display(store, camp, i)) for i in items]}
+
+
+@router.post("/labelstudio/import")
+async def labelstudio_import(request: Request, campaign: str) -> JSONResponse:
+    c, _ = await need_post(request, "admin", api=True)
+    from sqlalchemy import select
+
+    from assay.service.labelstudio import votes_from_export
+    from assay.service.schema import queue_table as q
+    camp = _camp(request, campaign)
+    store = store_of(request)
+    try:
+        got = votes_from_export(await request.json())
+    except AssayError as exc:
+        return JSONResponse({"error": str(exc)}, 400)
+    except ValueError:
+        return JSONResponse({"error": "Label Studio export: not JSON"}, 400)
+    with store.engine.connect() as conn:
+        queued = set(conn.execute(select(q.c.item).where(q.c.campaign == camp.row.name))
+                     .scalars().all())
+    unknown = [i for i, _, _ in got if i not in queued]
+    if unknown:
+        return JSONResponse({"error": f"Label Studio export: item {unknown[0]!r} is not in "
+                                      f"the queue of campaign {camp.row.name!r}"}, 400)
+    for item, who, value in got:
+        queue.vote(store, camp.row, who, item, value)
+    from assay.service.auth import audit
+    audit(store.engine, c.user.name, "labelstudio-import", camp.row.name,
+          detail={"votes": len(got)})
+    return JSONResponse({"votes": len(got)}, 201)
 
 
 __all__ = ["router"]
