@@ -470,6 +470,23 @@ class _Watch:
         self.report(self.what, None)
 
 
+def open_pool(spec: str, id_columns: Sequence[str] | None = None) -> DuckDBEngine:
+    """The DuckDB engine of a pool named on the command line: a Parquet file or glob
+    (``pairs/*.parquet``), or a table of a DuckDB database file as ``FILE.duckdb:TABLE``
+    (opened read-only)."""
+    db, sep, table = spec.rpartition(":")
+    if sep and db.lower().endswith((".duckdb", ".db", ".ddb")) and table:
+        if not Path(db).exists():
+            raise AssayInputError(db, "file not found", expected="a DuckDB database file")
+        try:
+            con = duckdb.connect(db, read_only=True)
+        except duckdb.Error as exc:
+            raise AssayInputError(db, "cannot be opened: " + " ".join(str(exc).split())
+                                  ) from None
+        return DuckDBEngine(table, connection=con, id_columns=id_columns)
+    return DuckDBEngine(spec, id_columns=id_columns)
+
+
 def gold_lookup(path: str, ids: pd.DataFrame, label: str = "label",
                 connection: Any = None) -> np.ndarray:
     """The ``label`` of each row of ``ids`` in a gold file (Parquet or CSV/TSV, read by
@@ -508,4 +525,4 @@ def gold_lookup(path: str, ids: pd.DataFrame, label: str = "label",
     return out
 
 
-__all__ = ["DuckDBEngine", "gold_lookup"]
+__all__ = ["DuckDBEngine", "gold_lookup", "open_pool"]

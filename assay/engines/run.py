@@ -103,6 +103,7 @@ class EngineResult:
     strata: list[dict[str, Any]] = field(default_factory=list)
     pool_source: str = ""
     annotator: str = ""
+    history: list[Any] = field(default_factory=list)    # assay.evaluation.HistoryPoint
 
     def to_dict(self) -> dict[str, Any]:
         return {"design": self.design, "seed": self.seed, "labels_used": self.labels_used,
@@ -175,6 +176,8 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
     draw_labels: list[int] = []
     new = reused = 0
     target = min(int(budget), info.rows)
+    from assay.evaluation import HistoryPoint, _checkpoints
+    marks, history = _checkpoints(target), []
     while len(draws) < target and not des.exhausted():
         d = des.draw()
         key = sampler.key(d.index)
@@ -196,13 +199,20 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
                 st.record(dataset, [Judgment(key, annotator, v)])
         draws.append(d)
         draw_labels.append(v)
-        if progress is not None and len(draws) % 25 == 0:
-            progress(len(draws), target, engine_estimates(
-                des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
-                info.positives, confidence, bounds=False))
+        n = len(draws)
+        if n in marks or progress is not None and n % 25 == 0:
+            est = engine_estimates(des, draws, draw_labels, sampler.items["prediction"]
+                                   .to_numpy(), info.rows, info.positives, confidence,
+                                   bounds=False)
+            if n in marks:
+                history.append(HistoryPoint(n, n, est))
+            if progress is not None:
+                progress(n, target, est)
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)
+    if not history or history[-1].labels_used != len(draws):
+        history.append(HistoryPoint(len(draws), len(draws), est))
     if progress is not None:
         progress(len(draws), target, est)
     manifest = des.manifest()                               # type: ignore[attr-defined]
@@ -211,7 +221,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
     drawn = sampler.items.iloc[[d.index for d in draws]].reset_index(drop=True)
     return EngineResult(settings.name, int(seed), len(draws), info.rows, confidence, est,
                         params, draws, draw_labels, drawn, manifest, new, reused,
-                        des.strata_table(), info.source, annotator)
+                        des.strata_table(), info.source, annotator, history)
 
 
 __all__ = ["ENGINE_DESIGNS", "EngineResult", "GoldLabels", "engine_design",

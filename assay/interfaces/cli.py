@@ -54,6 +54,11 @@ class AllocationName(str, Enum):
     proportional = "proportional"
 
 
+class EngineName(str, Enum):
+    memory = "memory"
+    duckdb = "duckdb"
+
+
 class OnConflict(str, Enum):
     fail = "fail"
     keep = "keep"
@@ -61,7 +66,7 @@ class OnConflict(str, Enum):
 
 
 def _progress_runner(budget: int) -> tuple[Progress, Callable[..., None]]:
-    prog = Progress(TextColumn("[bold]labels"), BarColumn(), MofNCompleteColumn(),
+    prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("{task.fields[f1]}"), TimeElapsedColumn(), console=err,
                     transient=False, redirect_stdout=False, redirect_stderr=False,
                     disable=not err.is_terminal and "ASSAY_PROGRESS" not in os.environ)
@@ -236,6 +241,12 @@ def evaluate(
     on_conflict: OnConflict = typer.Option(OnConflict.fail, help="When the gold file "
                                            "disagrees with stored labels: fail, keep the "
                                            "stored ones, or replace them."),
+    engine: Optional[EngineName] = typer.Option(None, help="Where the pool is read: 'duckdb' "
+                                                "reads Parquet (a file, a glob, or "
+                                                "FILE.duckdb:TABLE) where it lies, with bounded "
+                                                "memory (designs stratified, passive); default "
+                                                "duckdb for a glob or a table, else memory.",
+                                                show_default=False),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
     dataset: Any, id_col: Any,
 ) -> None:
@@ -253,6 +264,17 @@ def evaluate(
         if not 0.0 <= rate <= 1.0:
             raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
     _check_run(seed, json_out, report)
+    spec = str(pool)
+    if engine == EngineName.duckdb or engine is None and (
+            any(ch in spec for ch in "*?[") or ".duckdb:" in spec or ".db:" in spec):
+        if fpr or fnr or votes > 1:
+            raise AssayInputError("--engine duckdb", "--fpr/--fnr/--votes are not available "
+                                  "on an engine yet", expected="a gold file alone")
+        _run_engine(spec, str(labels), _design(design) or "stratified", budget, seed,
+                    confidence, store, json_out, report, dataset, annotator or "gold",
+                    _options(strata.value, n_strata, allocation.value, epsilon, replace),
+                    id_col or None)
+        return
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
     if fpr or fnr or votes > 1:
@@ -260,6 +282,30 @@ def evaluate(
     _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
          annotator, _options(strata.value, n_strata, allocation.value, epsilon, replace),
          id_col, on_conflict=on_conflict.value)
+
+
+def _run_engine(spec: str, labels: str, design: str, budget: int, seed: int,
+                confidence: float, store: str, json_out: Optional[Path], report: Optional[Path],
+                dataset: str | None, annotator: str, options: dict[str, Any],
+                id_cols: list[str] | None) -> None:
+    """``evaluate`` on the DuckDB engine (assay.engines.run): bars for the long passes and the
+    labels, then the same outputs and table as :func:`_run`."""
+    from assay.engines.duck import open_pool
+    from assay.engines.progress import PassBars
+    from assay.engines.run import evaluate_on_engine
+    from assay.interfaces.report import write_report
+    show = err.is_terminal or "ASSAY_PROGRESS" in os.environ
+    eng = open_pool(spec, id_cols)
+    prog, update = _progress_runner(budget)
+    eng.progress = PassBars(err, enabled=show, progress=prog)
+    with prog:
+        result = evaluate_on_engine(eng, labels, design, budget, seed, confidence, store,
+                                    dataset, annotator, options, progress=update)
+    if json_out is not None:
+        write_text(json_out, json.dumps(result.to_dict(), indent=2) + "\n", "--json")
+    if report is not None:
+        write_report(result, report, None)
+    _print_result(result, None, err if STDOUT in (str(json_out), str(report)) else out)
 
 
 @app.command()

@@ -1,0 +1,73 @@
+"""``assay evaluate`` on the DuckDB engine: a Parquet file (--engine duckdb), a glob of files
+and a table of a DuckDB database give the memory engine's estimates and the run's manifest;
+what the engine cannot do is one line and exit code 2."""
+from __future__ import annotations
+
+import json
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from assay.engines import MemoryEngine, RunManifest
+from assay.engines.run import evaluate_on_engine
+from assay.interfaces.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def files(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 4000
+    score = np.round(rng.normal(size=n), 3)
+    label = (rng.random(n) < 1 / (1 + np.exp(-(3 * score - 3)))).astype(int)
+    pool = pd.DataFrame({"id": np.arange(n) * 3, "score": score,
+                         "prediction": (score > 0.8).astype(np.int8)})
+    pool.to_parquet(tmp_path / "pool.parquet")
+    pool.iloc[:1500].to_parquet(tmp_path / "part-1.parquet")
+    pool.iloc[1500:].to_parquet(tmp_path / "part-2.parquet")
+    con = duckdb.connect(str(tmp_path / "pool.duckdb"))
+    con.execute(f"CREATE TABLE pairs AS SELECT * FROM read_parquet('{tmp_path / 'pool.parquet'}')")
+    con.close()
+    gold = pd.DataFrame({"id": pool["id"], "label": label})
+    gold.to_csv(tmp_path / "gold.csv", index=False)
+    return tmp_path, pool, gold
+
+
+@pytest.mark.parametrize("design", ["stratified", "passive"])
+def test_evaluate_on_duckdb_matches_memory(files, design):
+    tmp, pool, gold = files
+    ref = evaluate_on_engine(MemoryEngine(pool), gold, design, 250, 6)
+    for spec, extra in ((tmp / "pool.parquet", ["--engine", "duckdb"]),
+                        (tmp / "part-*.parquet", []),
+                        (f"{tmp / 'pool.duckdb'}:pairs", [])):
+        out = tmp / "out.json"
+        res = runner.invoke(app, ["evaluate", str(spec), "--labels", str(tmp / "gold.csv"),
+                                  "--design", design, "--budget", "250", "--seed", "6",
+                                  "--store", str(tmp / "s.db"), "--json", str(out), *extra])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(out.read_text())
+        assert doc["labels_used"] == 250 and doc["pool_size"] == 4000
+        assert doc["estimates"] == {m: ref.estimates[m].to_dict()
+                                    for m in ("precision", "recall", "f1")}
+        assert RunManifest.from_dict(doc["manifest"]).verify(MemoryEngine(pool)) == []
+
+
+def test_engine_errors_are_one_line(files):
+    tmp, _, _ = files
+    for args, what in ((["--design", "auto"], "does not run on an engine"),
+                       (["--fpr", "0.1"], "not available on an engine"),
+                       (["--design", "passive", "--replace"], "passive --replace")):
+        res = runner.invoke(app, ["evaluate", str(tmp / "part-*.parquet"), "--labels",
+                                  str(tmp / "gold.csv"), *args])
+        assert res.exit_code == 2 and what in res.output, res.output
+        assert "Traceback" not in res.output
+    res = runner.invoke(app, ["evaluate", str(tmp / "nothing-*.parquet"), "--labels",
+                              str(tmp / "gold.csv")])
+    assert res.exit_code == 2 and "no file matches" in res.output
+    res = runner.invoke(app, ["evaluate", str(tmp / "part-*.parquet"), "--labels",
+                              str(tmp / "pool.parquet")])
+    assert res.exit_code == 2 and "missing column 'label'" in res.output
