@@ -79,7 +79,7 @@ class Entry:
         return t
 
 
-@dataclass
+@dataclass(slots=True)
 class ScoreLine:
     """CS-Score's counts for one query or equivalence class of one run."""
 

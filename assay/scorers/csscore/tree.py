@@ -60,6 +60,7 @@ class Tree:
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
         self.categorized: list[tuple[ScoreLine, dict[str, list[Entry]]]] = []   # -verbose
+        self.out: list[ScoreLine] = []              # score lines of classes with children
         self.policy, self.policy_pairs, self.dup_category = _policy(opts)
 
     # ---- equivalence classes -------------------------------------------------------------
@@ -296,6 +297,7 @@ class Tree:
                 self.score_node(child, child_name)
         if not self.opts.verbose:
             self._score_counts(node, name)
+            self.out.append(node.score)
             return
         gt = sum(1 for c in node.children.values() if not c.bin_incorrect)
         single = node.quantity == "single"
@@ -333,6 +335,7 @@ class Tree:
             ignored=n.get("IGNORE", 0), quantity=node.quantity)
         if self.opts.verbose:
             self.categorized.append((node.score, cats))
+        self.out.append(node.score)
 
     def _score_counts(self, node: Node, name: str) -> None:
         """:meth:`score_node` by counts (no -verbose): the same numbers, no lists of answers."""
@@ -365,11 +368,9 @@ class Tree:
             n.get("IGNORE", 0), None, node.quantity)
 
     def scores(self) -> list[ScoreLine]:
-        out: list[ScoreLine] = []
+        out = self.out = []         # score_node appends in post-order, as reported
         for top_name, top in list(self.tops.items()):
             self.score_node(top, top_name)
-        for top in self.tops.values():
-            _collect(top, out)
         for score, cats in self.categorized:      # after scoring: the parent look-ups are done
             score.details = [(label, e.r.line, e.r.text) + self._judged(e)
                              for label, entries in cats.items() for e in entries]
@@ -399,13 +400,6 @@ def _policy(opts: Options) -> tuple[dict[str, list[str]], tuple[tuple[str, str],
 def _classes(tree: Tree, entries: list[Entry]) -> set[int]:
     """The classes (nodes) that assessed answers sit in."""
     return {id(tree.node_of.get(id(tree.truth.get(id(e))))) for e in entries}
-
-
-def _collect(node: Node, out: list[ScoreLine]) -> None:
-    for child in node.children.values():
-        _collect(child, out)
-    if node.children and node.score is not None:
-        out.append(node.score)
 
 
 def _answer_key(e: Entry) -> tuple[str, str, str, str]:
