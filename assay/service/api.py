@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 
 from assay.errors import AssayError
 from assay.ondemand import OnDemandCampaign
+from assay.ondemand.store import CampaignRow
 from assay.service import jobs, queue, quality, views
 from assay.service.app import need, need_post, store_of
 
@@ -31,6 +32,13 @@ def _camp(request: Request, name: str) -> OnDemandCampaign:
     if name not in views.campaigns(store_of(request)):
         raise HTTPException(404, "no such campaign")
     return OnDemandCampaign.open(store_of(request), name)
+
+
+def _row(request: Request, name: str) -> CampaignRow:
+    row = views.campaign_row(store_of(request), name)
+    if row is None:
+        raise HTTPException(404, "no such campaign")
+    return row
 
 
 @router.post("/submissions")
@@ -73,10 +81,10 @@ def get_scores(request: Request, campaign: str) -> dict[str, Any]:
 @router.get("/queue/next")
 def next_item(request: Request, campaign: str) -> dict[str, Any]:
     c = need(request, "annotator", "admin", api=True)
-    camp = _camp(request, campaign)
-    item = queue.next_item(store_of(request), camp.row, c.user.name)
+    row = _row(request, campaign)
+    item = queue.next_item(store_of(request), row, c.user.name)
     return {"item": item, "shown": None if item is None else
-            views.display(store_of(request), camp, item)}
+            views.display(store_of(request), row, item)}
 
 
 @router.post("/labels")
@@ -90,9 +98,9 @@ async def post_label(request: Request) -> JSONResponse:
     except (ValueError, KeyError, TypeError):
         return JSONResponse({"error": 'expected JSON {"campaign", "item", "value": 1, 0 or '
                                       'null}'}, 400)
-    camp = _camp(request, campaign)
+    row = _row(request, campaign)
     try:
-        j = queue.vote(store_of(request), camp.row, c.user.name, item, value)
+        j = queue.vote(store_of(request), row, c.user.name, item, value)
     except queue.QueueError as exc:
         return JSONResponse({"error": str(exc)}, exc.status)
     return JSONResponse({"item": j.item, "value": j.value, "status": j.status.value}, 201)
@@ -102,9 +110,9 @@ async def post_label(request: Request) -> JSONResponse:
 async def post_undo(request: Request) -> JSONResponse:
     c, _ = await need_post(request, "annotator", "admin", api=True)
     body = await request.json()
-    camp = _camp(request, str(body.get("campaign", "")))
+    row = _row(request, str(body.get("campaign", "")))
     try:
-        return JSONResponse({"item": queue.undo(store_of(request), camp.row, c.user.name)})
+        return JSONResponse({"item": queue.undo(store_of(request), row, c.user.name)})
     except queue.QueueError as exc:
         return JSONResponse({"error": str(exc)}, exc.status)
 
@@ -140,7 +148,7 @@ def labelstudio_export(request: Request, campaign: str) -> dict[str, Any]:
                                                     & q.c.resolved_at.is_(None))
                              .order_by(q.c.id)).scalars().all()
     return {"label_config": CONFIG,
-            "tasks": [task(camp.row.name, i, views.display(store, camp, i)) for i in items]}
+            "tasks": [task(camp.row.name, i, views.display(store, camp.row, i)) for i in items]}
 
 
 @router.post("/labelstudio/import")

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from assay.errors import AssayError, AssayInputError
 from assay.ondemand import OnDemandCampaign
+from assay.ondemand.store import CampaignRow
 from assay.service import jobs, queue, quality, views
 from assay.service.app import Caller, need, need_post, render, store_of
 from assay.service.auth import add_user, revoke_sessions
@@ -32,15 +33,22 @@ def _campaign(request: Request, name: str | None) -> OnDemandCampaign:
     return OnDemandCampaign.open(store, name)
 
 
+def _row(request: Request, name: str | None) -> CampaignRow:
+    row = None if name is None else views.campaign_row(store_of(request), name)
+    if row is None:
+        raise HTTPException(404, "no such campaign")
+    return row
+
+
 # -- annotation ------------------------------------------------------------------------------
-def _item(request: Request, c: Caller, camp: OnDemandCampaign, item: str | None = None,
+def _item(request: Request, c: Caller, row: CampaignRow, item: str | None = None,
           message: str | None = None, status: int = 200) -> HTMLResponse:
     store = store_of(request)
     if item is None:
-        item = queue.next_item(store, camp.row, c.user.name)
-    shown = None if item is None else views.display(store, camp, item)
-    left, done = queue.open_count(store, camp.row.name)
-    return render(request, "_item.html", c, status, campaign=camp.row.name, item=item,
+        item = queue.next_item(store, row, c.user.name)
+    shown = None if item is None else views.display(store, row, item)
+    left, done = queue.open_count(store, row.name)
+    return render(request, "_item.html", c, status, campaign=row.name, item=item,
                   shown=shown, message=message, open=left, done=done)
 
 
@@ -51,44 +59,43 @@ def annotate(request: Request, campaign: str | None = None) -> Response:
     names = views.campaigns(store)
     if campaign is None:   # the first campaign with something for this annotator
         campaign = next((n for n in names if queue.next_item(
-            store, OnDemandCampaign.open(store, n).row, c.user.name) is not None),
-            names[0] if names else None)
+            store, _row(request, n), c.user.name) is not None), names[0] if names else None)
     if campaign is None:
         return render(request, "annotate.html", c, campaign=None, campaigns=names)
-    camp = _campaign(request, campaign)
-    return render(request, "annotate.html", c, campaign=camp.row.name, campaigns=names,
-                  first=_item(request, c, camp).body.decode())
+    row = _row(request, campaign)
+    return render(request, "annotate.html", c, campaign=row.name, campaigns=names,
+                  first=_item(request, c, row).body.decode())
 
 
 @router.get("/annotate/item", response_class=HTMLResponse)
 def annotate_item(request: Request, campaign: str) -> Response:
     c = need(request, "annotator", "admin")
-    return _item(request, c, _campaign(request, campaign))
+    return _item(request, c, _row(request, campaign))
 
 
 @router.post("/annotate/label", response_class=HTMLResponse)
 async def annotate_label(request: Request) -> Response:
     c, form = await need_post(request, "annotator", "admin")
-    camp = _campaign(request, str(form.get("campaign", "")))
+    row = _row(request, str(form.get("campaign", "")))
     value, item = str(form.get("value", "")), str(form.get("item", ""))
     if value not in VALUES or not item:
         raise HTTPException(400, "expected value y, n or s and an item")
     try:
-        queue.vote(store_of(request), camp.row, c.user.name, item, VALUES[value])
+        queue.vote(store_of(request), row, c.user.name, item, VALUES[value])
     except queue.QueueError as exc:
-        return _item(request, c, camp, message=str(exc), status=exc.status)
-    return _item(request, c, camp)
+        return _item(request, c, row, message=str(exc), status=exc.status)
+    return _item(request, c, row)
 
 
 @router.post("/annotate/undo", response_class=HTMLResponse)
 async def annotate_undo(request: Request) -> Response:
     c, form = await need_post(request, "annotator", "admin")
-    camp = _campaign(request, str(form.get("campaign", "")))
+    row = _row(request, str(form.get("campaign", "")))
     try:
-        item = queue.undo(store_of(request), camp.row, c.user.name)
+        item = queue.undo(store_of(request), row, c.user.name)
     except queue.QueueError as exc:
-        return _item(request, c, camp, message=str(exc))
-    return _item(request, c, camp, item=item, message="undone: label this item again")
+        return _item(request, c, row, message=str(exc))
+    return _item(request, c, row, item=item, message="undone: label this item again")
 
 
 # -- scores ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from assay.formats.pool import KEY_SEPARATOR
 from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.ondemand.campaign import CampaignReport
+from assay.ondemand.store import CampaignRow
 from assay.ondemand.schema import campaigns_table, items_table
 from assay.service.auth import User
 from assay.service.schema import records_table
@@ -27,6 +28,18 @@ def campaigns(store: LabelStore) -> list[str]:
     with store.engine.connect() as conn:
         return list(conn.execute(select(campaigns_table.c.name).order_by(
             campaigns_table.c.id)).scalars().all())
+
+
+def campaign_row(store: LabelStore, name: str) -> CampaignRow | None:
+    """A campaign's row by one read (the hot paths: a label, the next item), None if none."""
+    with store.engine.connect() as conn:
+        r = conn.execute(select(campaigns_table).where(campaigns_table.c.name == name)).first()
+    if r is None:
+        return None
+    return CampaignRow(int(r.id), r.name, r.dataset, r.annotator,
+                       None if r.corpus_units is None else int(r.corpus_units),
+                       float(r.confidence), float(r.half_width), int(r.submission_cap),
+                       None if r.campaign_cap is None else int(r.campaign_cap), int(r.seed))
 
 
 def visible(user: User, system: str) -> bool:
@@ -63,17 +76,17 @@ def split_key(item: str) -> list[str]:
     return str(item).split(KEY_SEPARATOR)
 
 
-def display(store: LabelStore, camp: OnDemandCampaign, item: str) -> dict[str, Any]:
+def display(store: LabelStore, row: CampaignRow, item: str) -> dict[str, Any]:
     """An item as an annotator sees it: ``{"kind": "pair", "left": {...}, "right": {...}}``
     when the key names two records of the campaign, else ``{"kind": "item", ...}`` with the
     key's parts and the item's structure columns (document, subject, relation, object)."""
     parts = split_key(item)
     with store.engine.connect() as conn:
         recs = {r.record: json.loads(r.data) for r in conn.execute(select(records_table).where(
-            (records_table.c.campaign == camp.row.name)
+            (records_table.c.campaign == row.name)
             & records_table.c.record.in_(parts))).all()}
         st = conn.execute(select(items_table).where(
-            (items_table.c.campaign_id == camp.row.id) & (items_table.c.item == item))).first()
+            (items_table.c.campaign_id == row.id) & (items_table.c.item == item))).first()
     if len(parts) == 2 and all(p in recs for p in parts):
         left, right = recs[parts[0]], recs[parts[1]]
         fields = list(dict.fromkeys([*left, *right]))
@@ -101,5 +114,5 @@ def add_records(store: LabelStore, campaign: str, rows: list[dict[str, Any]],
     return len(out)
 
 
-__all__ = ["add_records", "campaigns", "display", "plot_png", "score_rows", "scores_for",
+__all__ = ["add_records", "campaign_row", "campaigns", "display", "plot_png", "score_rows", "scores_for",
            "split_key", "visible"]

@@ -50,3 +50,25 @@ def test_export_and_import(service):
     assert labels == {t["data"]["item"]: service.truth[t["data"]["item"]] for t in tasks}
     assert set(queue.decided(service.store, "kb")) == set(labels)         # k = 1
     assert service.client("alice").get("/api/labelstudio/export?campaign=kb").status_code == 403
+
+
+def test_flagging_rule_and_kappa(service):
+    """An annotator who disagrees with the majority on 12 of 40 items (30%, > 10) is flagged;
+    one who disagrees on 8 of 40 (20%, not more than 10) is not (never both on one item); Fleiss' kappa as computed by
+    hand from the same counts."""
+    from assay.labels.store import Judgment
+    from assay.service import quality
+    truth = {f"q{i}": i % 2 for i in range(40)}
+    js = [Judgment(k, w, v) for k, v in truth.items() for w in ("g1", "g2")]
+    js += [Judgment(k, "bad", 1 - v if i < 12 else v) for i, (k, v) in enumerate(truth.items())]
+    js += [Judgment(k, "ok", 1 - v if 12 <= i < 20 else v)
+           for i, (k, v) in enumerate(truth.items())]
+    service.store.record("kb", js)
+    rep = quality.report(service.store, service.camp.row)
+    flags = {a.name: (a.disagreements, a.flagged) for a in rep.annotators}
+    assert flags == {"g1": (0, False), "g2": (0, False), "bad": (12, True), "ok": (8, False)}
+    import numpy as np
+    ones = np.array([2 * v + (1 - v if i < 12 else v) + (1 - v if 12 <= i < 20 else v)
+                     for i, v in enumerate(truth.values())])
+    assert rep.kappa == pytest.approx(quality.fleiss_kappa(np.c_[4 - ones, ones]))
+    assert rep.items == 40 and rep.labels == 160 and rep.ds_differs == 0
