@@ -1,74 +1,15 @@
-"""Fixtures of the service's tests: a store with a campaign and one user of each role, a
-TestClient logged in as any of them, a small simulated world as the truth and its systems."""
+"""Fixtures of the service's tests (helpers in ``service_helpers``)."""
 from __future__ import annotations
 
-import io
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from service_helpers import Service, make_service  # noqa: E402
 
-from assay.labels.store import LabelStore  # noqa: E402
-from assay.ondemand import OnDemandCampaign  # noqa: E402
-from assay.ondemand.simulate import world  # noqa: E402
-from assay.service import auth, migrate, queue  # noqa: E402
-
-PASSWORD = "correct horse battery"
-USERS = (("root", "admin", None), ("alice", "submitter", "t1"), ("bob", "submitter", "t2"),
-         ("ann1", "annotator", None), ("ann2", "annotator", None))
-
-
-@dataclass
-class Service:
-    path: Path
-    store: LabelStore
-    camp: OnDemandCampaign
-    keys: np.ndarray
-    memb: np.ndarray
-    truth: dict[str, int]
-
-    def output_csv(self, k: int) -> bytes:
-        buf = io.StringIO()
-        pd.DataFrame({"item": self.keys[self.memb[:, k]]}).to_csv(buf, index=False)
-        return buf.getvalue().encode()
-
-    def client(self, name: str | None = None) -> TestClient:
-        from assay.service.app import create_app
-        c = TestClient(create_app(self.store), follow_redirects=False)
-        if name is not None:
-            login(c, name)
-        return c
-
-
-def login(c: TestClient, name: str, password: str = PASSWORD) -> None:
-    page = c.get("/login")
-    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
-    r = c.post("/login", data={"name": name, "password": password, "csrf": token})
-    assert r.status_code == 303, r.text
-
-
-def csrf_of(c: TestClient, path: str = "/tokens") -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', c.get(path).text).group(1)
-
-
-def make_service(path: Path, k: int = 1, half_width: float = 0.15) -> Service:
-    store = LabelStore(path / "svc.db")
-    migrate.upgrade(store.engine)
-    camp = OnDemandCampaign.create(store, "kb", annotator="consensus", half_width=half_width,
-                                   seed=3)
-    queue.set_settings(store, "kb", queue.Settings(k=k, daily_limit=2))
-    for name, role, team in USERS:
-        auth.add_user(store.engine, name, role, PASSWORD, team)
-    w = world(5, m=2)
-    keys = w.keys()
-    return Service(path, store, camp, keys, w.memb, dict(zip(keys, w.truth.astype(int))))
+from assay.service import auth  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ import pytest
 from assay.service import jobs, queue, views
 from assay.service.auth import user_by_name
 
-from conftest import PASSWORD, make_service
+from service_helpers import PASSWORD, make_service
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

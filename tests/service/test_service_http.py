@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from assay.service import jobs, queue
 from assay.service.schema import audit_table, submissions_table
 
-from conftest import csrf_of, make_service
+from service_helpers import csrf_of, make_service
 
 
 def _submit(c, svc, k=0, system="sysA", name="a.csv", data=None):

@@ -11,7 +11,7 @@ import pytest
 from assay.service import jobs, queue
 from assay.service.auth import user_by_name
 
-from conftest import csrf_of
+from service_helpers import csrf_of
 
 MODULES = ["assay.service.auth", "assay.service.queue", "assay.service.quality",
            "assay.service.views", "assay.service.labelstudio"]

@@ -19,7 +19,7 @@ from assay.ondemand import OnDemandCampaign
 from assay.service import auth, jobs, migrate, queue
 from assay.service.auth import user_by_name
 
-from conftest import PASSWORD, USERS
+from service_helpers import PASSWORD, USERS
 
 SERVE = [sys.executable, "-c", "from assay.interfaces.cli import main; main()", "serve"]
 
