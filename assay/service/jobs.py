@@ -26,7 +26,7 @@ from assay.formats.pool import read_table
 from assay.interfaces.campaign_cli import _keys
 from assay.labels.schema import Status, now
 from assay.labels.sources import LabelSource
-from assay.labels.store import LabelStore
+from assay.labels.store import CLAIM_SECONDS, LabelStore, _claim_dead, claim_token
 from assay.ondemand import OnDemandCampaign
 from assay.ondemand.store import STRUCTURE
 from assay.service import queue
@@ -132,19 +132,21 @@ def submission(engine: Engine, sid: int) -> Any:
 
 
 def _state(engine: Engine, sid: int, state: str, error: str | None = None,
-           when: str | None = None) -> bool:
+           when: str | None = None, worker: str | None = None) -> bool:
     s = submissions_table
     cond = s.c.id == sid
     if when is not None:
         cond = cond & (s.c.state == when)
     with engine.begin() as conn:
         return bool(conn.execute(update(s).where(cond).values(
-            state=state, error=error, updated_at=now())).rowcount)
+            state=state, error=error, worker=worker, updated_at=now())).rowcount)
 
 
-def run_job(store: LabelStore, sid: int, worker: str = "worker") -> str:
-    """Run (or resume) one pending job; returns its state afterwards."""
-    if not _state(store.engine, sid, "running", when="pending"):
+def run_job(store: LabelStore, sid: int, worker: str | None = None) -> str:
+    """Run (or resume) one pending job (``worker``: this process's claim token, by default a
+    new one); returns its state afterwards."""
+    if not _state(store.engine, sid, "running", when="pending",
+                  worker=worker or claim_token()):
         row = submission(store.engine, sid)
         return "missing" if row is None else str(row.state)
     row = submission(store.engine, sid)
@@ -204,15 +206,20 @@ def wake(engine: Engine) -> int:
     return sum(_state(engine, i, "pending", when="waiting") for i in ready)
 
 
-def recover(engine: Engine) -> int:
-    """At start-up: jobs left *running* by a worker that died resume (become pending)."""
-    with engine.begin() as conn:
-        return int(conn.execute(update(submissions_table).where(
-            submissions_table.c.state == "running").values(state="pending",
-                                                           updated_at=now())).rowcount)
+def recover(engine: Engine, stale_after: float = CLAIM_SECONDS) -> int:
+    """At start-up: jobs left *running* by a worker that died (its process gone from this
+    host, or running for longer than ``stale_after`` seconds) resume (become pending); a job of
+    a live worker of another server process is left to it."""
+    s = submissions_table
+    with engine.connect() as conn:
+        rows = conn.execute(select(s.c.id, s.c.worker, s.c.updated_at).where(
+            s.c.state == "running")).all()
+    dead = [r.id for r in rows if r.worker is None or _claim_dead(r.worker)
+            or (now() - r.updated_at).total_seconds() > stale_after]
+    return sum(_state(engine, int(i), "pending", when="running") for i in dead)
 
 
-def run_pending(store: LabelStore, worker: str = "worker") -> int:
+def run_pending(store: LabelStore, worker: str | None = None) -> int:
     """Wake what can run and run every pending job once; returns how many ran."""
     wake(store.engine)
     with store.engine.connect() as conn:
@@ -230,12 +237,13 @@ class Worker(threading.Thread):
     def __init__(self, store: LabelStore, interval: float = 0.5) -> None:
         super().__init__(daemon=True, name="assay-jobs")
         self.store, self.interval, self.stopped = store, interval, threading.Event()
+        self.token = claim_token()
 
     def run(self) -> None:
         recover(self.store.engine)
         while not self.stopped.is_set():
             try:
-                run_pending(self.store)
+                run_pending(self.store, self.token)
             except Exception:  # noqa: BLE001 - logged by the job's state; keep serving
                 pass
             self.stopped.wait(self.interval)

@@ -61,3 +61,14 @@ def test_migrates_a_store_of_the_previous_release(tmp_path):
     assert migrate.current(old.engine) == migrate.head()
     assert migrate.upgrade(old.engine) == migrate.head()            # idempotent
     assert LabelStore(tmp_path / "old.db").labels("d", "gold") == {"a": 1}
+
+
+def test_recover_leaves_a_live_workers_job(service):
+    from assay.labels.store import claim_token
+    alice = user_by_name(service.store.engine, "alice")
+    sid = jobs.submit(service.store, alice, "kb", "sysA", "a.csv", service.output_csv(0))
+    assert jobs._state(service.store.engine, sid, "running", when="pending",
+                       worker=claim_token())                         # this process: alive
+    assert jobs.recover(service.store.engine) == 0
+    assert jobs.recover(service.store.engine, stale_after=-1) == 1   # too old: taken over
+    assert jobs.submission(service.store.engine, sid).state == "pending"
