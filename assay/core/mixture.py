@@ -56,6 +56,7 @@ from assay.errors import EstimationError
 
 WEIGHT_RULES = ("optimal", "balance", "overlap")
 FLOOR = 0.05
+SPAN = 40.0        # optimal_weights_fast: log-share range of the sets (e^-40 ≈ 4e-18)
 
 
 def _check(source: np.ndarray, density: np.ndarray) -> tuple[np.ndarray, int]:
@@ -283,10 +284,16 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
         out = np.zeros(m)
         out[fl] = 1.0
         return out
+    # the softmax is shift-invariant: z in [−SPAN, 0] keeps every set's share within e^−SPAN
+    # of the largest. Unbounded, a line-search step of L-BFGS could take z to ±300 (shares
+    # 1e-180): rows that only such sets cover got q ≈ 1e-184 and w², w/q overflowed, and the
+    # gradient turned NaN (inf·0) — the "invalid value" warnings of the FEBRL tests.
     starts = [np.log(np.maximum(nl, 1.0)),
               np.log(np.maximum(nl * ((own * mlt) @ d), 1e-300))]
+    starts = [np.maximum(z - z.max(), -SPAN) for z in starts]
     best = min(starts, key=lambda z: fun(z)[0])
     res = optimize.minimize(fun, best, jac=True, method="L-BFGS-B",
+                            bounds=[(-SPAN, 0.0)] * len(best),
                             options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-12})
     z = res.x if fun(res.x)[0] <= fun(best)[0] else best
     out = np.zeros(m)

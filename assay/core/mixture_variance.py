@@ -17,10 +17,19 @@ import numpy as np
 from assay.errors import EstimationError
 
 
-def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
-             multiplicity: np.ndarray | None, target_density: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """c_j = π_j²/n_j, E_j[w], E_j[w²] (w = p_target/q) over the sets with π_j > 0."""
+def _arrays(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
+            multiplicity: np.ndarray | None, target_density: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The arguments of :func:`model_variance` checked and as arrays: c_j = π_j²/n_j over the
+    live sets (π_j > 0, which must have draws), p_target per row, w = p_target/q (q the
+    mixture density, which must cover p_target), the live sets' mass p_j × multiplicity, and
+    the multiplicities.
+
+    >>> c, own, w, mass, mult = _arrays(np.array([[0.5, 0.0], [0.5, 1.0]]), np.array([4, 0]),
+    ...                                 0, np.array([1.0, 0.0]), None, None)
+    >>> c.tolist(), w.tolist(), mass.ravel().tolist()
+    ([0.25], [1.0, 1.0], [0.5, 0.5])
+    """
     dens = np.asarray(universe, dtype=np.float64)
     mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
     n, pi = np.asarray(n, dtype=np.float64), np.asarray(pi, dtype=np.float64)
@@ -32,8 +41,15 @@ def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
     if np.any((own > 0) & (q <= 0)):
         raise EstimationError(f"the mixture does not cover system {target}'s output")
     w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
-    mass = dens[:, live] * mult[:, None]
-    return pi[live] ** 2 / n[live], w @ mass, (w * w) @ mass
+    return pi[live] ** 2 / n[live], own, w, dens[:, live] * mult[:, None], mult
+
+
+def _moments(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
+             multiplicity: np.ndarray | None, target_density: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """c_j = π_j²/n_j, E_j[w], E_j[w²] (w = p_target/q) over the sets with π_j > 0."""
+    c, _, w, mass, _ = _arrays(universe, n, target, pi, multiplicity, target_density)
+    return c, w @ mass, (w * w) @ mass
 
 
 def model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: np.ndarray,
@@ -95,18 +111,7 @@ def _rate_model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: n
                          multiplicity: np.ndarray | None, normalised: bool,
                          target_density: np.ndarray | None, rates: np.ndarray) -> float:
     """:func:`model_variance` with a rate per row (its docstring)."""
-    dens = np.asarray(universe, dtype=np.float64)
-    mult = np.ones(dens.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
-    n, pi = np.asarray(n, dtype=np.float64), np.asarray(pi, dtype=np.float64)
-    live = np.flatnonzero(pi > 0)
-    if np.any(n[live] <= 0):
-        raise EstimationError("a set with mixture weight > 0 has no draws")
-    q = dens @ pi
-    own = dens[:, target] if target_density is None else np.asarray(target_density, float)
-    if np.any((own > 0) & (q <= 0)):
-        raise EstimationError(f"the mixture does not cover system {target}'s output")
-    w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
-    mass = dens[:, live] * mult[:, None]
+    c, own, w, mass, mult = _arrays(universe, n, target, pi, multiplicity, target_density)
     r = np.clip(rates, 0.0, 1.0)
     if normalised:
         mu = float((own * mult) @ r / max(float((own * mult).sum()), 1e-300))
@@ -114,7 +119,7 @@ def _rate_model_variance(universe: np.ndarray, n: np.ndarray, target: int, pi: n
     else:
         sq, lin = r, r
     e2, e1 = (w * w * sq) @ mass, (w * lin) @ mass
-    return max(float((pi[live] ** 2 / n[live]) @ (e2 - e1 * e1)), 0.0)
+    return max(float(c @ (e2 - e1 * e1)), 0.0)
 
 
 def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: float,
