@@ -94,7 +94,41 @@ def display(store: LabelStore, row: CampaignRow, item: str) -> dict[str, Any]:
     structure = {} if st is None else {k: getattr(st, k) for k in
                                        ("unit", "subject", "relation", "object")
                                        if getattr(st, k, None)}
-    return {"kind": "item", "parts": parts, "structure": structure}
+    sentence = None
+    if structure.get("unit") and structure.get("relation"):
+        with store.engine.connect() as conn:
+            r = conn.execute(select(records_table.c.data).where(
+                (records_table.c.campaign == row.name)
+                & (records_table.c.record == structure["unit"]))).scalar()
+        text = None if r is None else json.loads(r).get("sentence") or json.loads(r).get("text")
+        if text:
+            sentence = highlight(str(text), [structure.get("subject", ""),
+                                             structure.get("object", "")])
+    return {"kind": "item", "parts": parts, "structure": structure, "sentence": sentence}
+
+
+def highlight(text: str, words: list[str]) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, marked) where each of ``words`` occurs (case-insensitive), for
+    a provenance sentence with a relation's subject and object marked.
+
+    >>> highlight("Ann Lee joined Acme in 2010.", ["ann lee", "Acme"])
+    [('Ann Lee', True), (' joined ', False), ('Acme', True), (' in 2010.', False)]
+    """
+    import re
+    words = sorted({w for w in words if w and w.strip()}, key=len, reverse=True)
+    if not words:
+        return [(text, False)]
+    pat = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for m in pat.finditer(text):
+        if m.start() > at:
+            out.append((text[at:m.start()], False))
+        out.append((m.group(0), True))
+        at = m.end()
+    if at < len(text):
+        out.append((text[at:], False))
+    return out
 
 
 def add_records(store: LabelStore, campaign: str, rows: list[dict[str, Any]],
@@ -114,5 +148,6 @@ def add_records(store: LabelStore, campaign: str, rows: list[dict[str, Any]],
     return len(out)
 
 
-__all__ = ["add_records", "campaign_row", "campaigns", "display", "plot_png", "score_rows", "scores_for",
+__all__ = ["add_records", "campaign_row", "campaigns", "display", "highlight", "plot_png",
+           "score_rows", "scores_for",
            "split_key", "visible"]

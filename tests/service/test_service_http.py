@@ -189,3 +189,18 @@ def test_three_annotators_third_only_on_disagreement_and_undo(tmp_path):
     assert queue.decided(svc.store, "kb")[second] == 0          # two agree: decided
     q = svc.client("root").get("/api/quality?campaign=kb").json()
     assert q["labels"] == 5 and {a["name"] for a in q["annotators"]} == {"ann1", "ann2", "root"}
+
+
+def test_relation_item_shows_its_sentence_highlighted(service):
+    from assay.service import views
+    data = (b"item,unit,subject,relation,object\n"
+            + b"".join(f"r{i},d{i},Ann Lee,employer,Acme {i}\n".encode() for i in range(12)))
+    views.add_records(service.store, "kb", [{"id": f"d{i}", "sentence":
+                                             f"Ann Lee has worked at Acme {i} since <2010>."}
+                                            for i in range(12)])
+    alice = service.client("alice")
+    assert _submit(alice, service, data=data, name="rel.csv").status_code == 303
+    jobs.run_pending(service.store)
+    page = service.client("ann1").get("/annotate/item?campaign=kb").text
+    assert "<mark>Ann Lee</mark> has worked at <mark>Acme" in page
+    assert "&lt;2010&gt;" in page and "t1/" not in page
