@@ -134,6 +134,28 @@ def get_quality(request: Request, campaign: str) -> dict[str, Any]:
     return out
 
 
+@router.post("/records")
+async def post_records(request: Request, campaign: str) -> JSONResponse:
+    """Records shown to annotators (multipart ``file``: CSV/TSV/Parquet with an ``id`` column:
+    an ER pair's records, or a unit's ``sentence``); checked whole before the one write."""
+    c, form = await need_post(request, "admin", api=True)
+    camp = _row(request, campaign)
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return JSONResponse({"error": "file: missing (expected a records file)"}, 400)
+    try:
+        df = jobs.read_upload(upload.filename or "upload",
+                              await upload.read(jobs.MAX_UPLOAD_BYTES + 1))
+        if "id" not in df.columns:
+            raise AssayError(f"{upload.filename}: no column 'id' (expected an id column)")
+    except AssayError as exc:
+        return JSONResponse({"error": " ".join(str(exc).split())}, 400)
+    n = views.add_records(store_of(request), camp.name, df.to_dict(orient="records"))
+    from assay.service.auth import audit
+    audit(store_of(request).engine, c.user.name, "records", camp.name, detail={"records": n})
+    return JSONResponse({"records": n}, 201)
+
+
 @router.get("/labelstudio/export")
 def labelstudio_export(request: Request, campaign: str) -> dict[str, Any]:
     need(request, "admin", api=True)

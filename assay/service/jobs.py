@@ -58,11 +58,9 @@ class QueueSource(LabelSource):
         return int(v)
 
 
-def parse_output(filename: str, data: bytes, key: str = "item"
-                 ) -> tuple[list[str], pd.DataFrame]:
-    """Check an uploaded output (the format ``assay campaign submit`` takes): its keys (first
-    occurrences, in order) and structure columns; any problem is one
-    :class:`AssayInputError` line naming ``filename`` and the line."""
+def read_upload(filename: str, data: bytes) -> pd.DataFrame:
+    """An uploaded CSV/TSV/Parquet file as text columns; a file too large, empty, of another
+    type or unreadable is one :class:`AssayInputError` line naming ``filename``."""
     name = Path(filename or "upload").name
     if len(data) > MAX_UPLOAD_BYTES:
         raise AssayInputError(name, f"{len(data):,} bytes",
@@ -77,15 +75,26 @@ def parse_output(filename: str, data: bytes, key: str = "item"
         path = Path(tmp) / ("upload" + suffix)
         path.write_bytes(data)
         try:
-            df, _, kind = read_table(path, "submission")
-            if len(df) == 0:
-                raise AssayInputError(name, "no rows", expected="one row per output item")
-            keys = _keys(df, key, name, kind)
+            df, _, _ = read_table(path, "submission")
         except AssayInputError as exc:
             raise AssayInputError(str(exc).replace(str(path), name)) from None
         except (ValueError, UnicodeDecodeError, OSError) as exc:
             detail = str(exc).replace(str(path), name).splitlines()[0]
             raise AssayInputError(name, f"cannot be read: {detail}") from None
+    if len(df) == 0:
+        raise AssayInputError(name, "no rows", expected="one row per item")
+    return df
+
+
+def parse_output(filename: str, data: bytes, key: str = "item"
+                 ) -> tuple[list[str], pd.DataFrame]:
+    """Check an uploaded output (the format ``assay campaign submit`` takes): its keys (first
+    occurrences, in order) and structure columns; any problem is one
+    :class:`AssayInputError` line naming ``filename`` and the line."""
+    name = Path(filename or "upload").name
+    df = read_upload(name, data)
+    kind = "row" if name.lower().endswith(".parquet") else "line"
+    keys = _keys(df, key, name, kind)
     first = ~keys.duplicated().to_numpy()
     structure = df[[c for c in STRUCTURE if c in df.columns]][first].reset_index(drop=True)
     return keys[first].tolist(), structure
@@ -253,4 +262,5 @@ class Worker(threading.Thread):
 
 
 __all__ = ["MAX_UPLOAD_BYTES", "NeedLabels", "QueueSource", "Worker", "parse_output",
+           "read_upload",
            "recover", "run_job", "run_pending", "submission", "submit", "wake"]

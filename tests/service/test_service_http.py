@@ -204,3 +204,18 @@ def test_relation_item_shows_its_sentence_highlighted(service):
     page = service.client("ann1").get("/annotate/item?campaign=kb").text
     assert "<mark>Ann Lee</mark> has worked at <mark>Acme" in page
     assert "&lt;2010&gt;" in page and "t1/" not in page
+
+
+def test_records_upload(service):
+    root = service.client("root")
+    head = {"X-CSRF-Token": csrf_of(root)}
+    r = root.post("/api/records?campaign=kb", headers=head,
+                  files={"file": ("recs.csv", b"id,name\nL1,Store 1\nR1,Store #1\n", "text/csv")})
+    assert r.status_code == 201 and r.json()["records"] == 2
+    r = root.post("/api/records?campaign=kb", headers=head,
+                  files={"file": ("recs.csv", b"key,name\nL1,x\n", "text/csv")})
+    assert r.status_code == 400 and r.json()["error"].startswith("recs.csv: no column 'id'")
+    alice = service.client("alice")
+    r = alice.post("/api/records?campaign=kb", headers={"X-CSRF-Token": csrf_of(alice)},
+                   files={"file": ("recs.csv", b"id\nx\n", "text/csv")})
+    assert r.status_code == 403
