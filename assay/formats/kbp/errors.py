@@ -9,6 +9,8 @@ line and column (text quoted from a file stays on one line).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from assay.errors import AssayInputError
 
 
@@ -27,4 +29,12 @@ class KBPInputError(AssayInputError):
         super().__init__(source, one_line, where=", ".join(where) or None, expected=expected)
 
 
-__all__ = ["KBPInputError"]
+def read_text(path: str | Path) -> str:
+    """A file's text (UTF-8), or a :class:`KBPInputError` naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+
+
+__all__ = ["KBPInputError", "read_text"]

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .errors import KBPInputError
+
 _SF = re.compile(r"^(?:(.+)_)?([0-9A-F]{10})((?:_[0-9A-F]{12})*)$", re.IGNORECASE)
 _LDC = re.compile(r"^(?:(.+)_)?(\d+)$")
 
@@ -54,6 +56,36 @@ try:        # CPython's own MD5: twice as fast as OpenSSL's on strings this shor
     from _md5 import md5 as _md5
 except ImportError:  # pragma: no cover - a Python without it
     _md5 = hashlib.md5
+def query_key(text: str) -> str:
+    """The ID a query is known by (the last component of its full ID; ``text`` itself if it is
+    no query ID).
+
+    >>> query_key("CSSF15_ENG_0458206f71_a0b1c2d3e4f5"), query_key("x y")
+    ('a0b1c2d3e4f5', 'x y')
+    """
+    parts = parse_queryid(text)
+    return parts.query_id if parts else text
+
+
+_SF_EXPECTED = "PREFIX_ and 10 hex digits, for hop 1 followed by _ and 12 hex digits"
+_ANY_EXPECTED = "PREFIX_ and 10 hex digits, or an LDC ID ending in digits"
+
+
+def require_queryid(text: str, source: str, line: int, column: int, sf: bool = False,
+                    what: str = "", noun: str = "Cold Start query ID") -> QueryId:
+    """:func:`parse_queryid` of ``text``, or a :class:`KBPInputError` at file, line and column
+    (``what``: words before the ID; ``noun``: what it is not); ``sf``: an SF query ID of hop 0
+    or 1 only (what a submission or assessment line names)."""
+    parts = parse_queryid(text)
+    if sf and (parts is None or parts.ldc or parts.level > 1):
+        raise KBPInputError(source, f"{what}{text!r} is no SF query ID", line=line, column=column,
+                            expected=_SF_EXPECTED)
+    if parts is None:
+        raise KBPInputError(source, f"{what}{text!r} is no {noun}", line=line, column=column,
+                            expected=_ANY_EXPECTED)
+    return parts
+
+
 _NIL = _md5(b"\0" * 16)              # the nil namespace, hashed once
 
 
@@ -88,4 +120,5 @@ def entrypoint_uuid(docid: str, start: int | str, end: int | str, slots: tuple[s
     return short_uuid(f"{docid}:{start}:{end}:" + ":".join(slots), 10)
 
 
-__all__ = ["QueryId", "entrypoint_uuid", "hop1_uuid", "json_escape", "parse_queryid", "short_uuid"]
+__all__ = ["QueryId", "entrypoint_uuid", "hop1_uuid", "json_escape", "parse_queryid", "query_key",
+           "require_queryid", "short_uuid"]

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .errors import KBPInputError
-from .ids import QueryId, entrypoint_uuid, parse_queryid
+from .errors import KBPInputError, read_text
+from .ids import QueryId, entrypoint_uuid, parse_queryid, require_queryid
 from .slots import slot_quantity
 
 _QUERY = re.compile(r"<query .*?>.*?</query>", re.DOTALL)
@@ -85,10 +85,7 @@ def _parse_one(text: str, start: int, source: str) -> Query:
         raise KBPInputError(source, "malformed <query> element", line=line, column=col,
                             expected='<query id="..."> ... </query>')
     full_id, body = m.group(1), m.group(2)
-    parts = parse_queryid(full_id)
-    if parts is None:
-        raise KBPInputError(source, f"query id {full_id!r} is no Cold Start query ID", line=line,
-                            column=col, expected="PREFIX_ and 10 hex digits, or an LDC ID ending in digits")
+    parts = require_queryid(full_id, source, line, col, what="query id ")
     body_at = start + m.start(2)
     fields: dict[str, str] = {}
     entrypoints: list[EntryPoint] = []
@@ -159,10 +156,7 @@ def parse_queries(text: str, source: str = "<queries>") -> list[Query]:
 
 def read_queries(path: str | Path) -> list[Query]:
     """:func:`parse_queries` of a file (UTF-8)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+    text = read_text(path)
     return parse_queries(text, str(path))
 
 

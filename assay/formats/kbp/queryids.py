@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import KBPInputError
-from .ids import parse_queryid
+from .errors import KBPInputError, read_text
+from .ids import require_queryid
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,7 @@ def parse_query_list(text: str, source: str = "<queries list>") -> list[QueryLis
             raise KBPInputError(source, f"{len(words)} fields", line=n, column=1,
                                 expected="LDC_ID SF_ID [HOP]")
         ldc, sf = words[0], words[1]
-        if parse_queryid(sf) is None:
-            raise KBPInputError(source, f"{sf!r} is no SF query ID", line=n, column=2)
+        require_queryid(sf, source, n, 2, noun="SF query ID")
         hop = None
         if len(words) == 3:
             if not re.fullmatch(r"\d+", words[2]):
@@ -53,10 +52,7 @@ def parse_query_list(text: str, source: str = "<queries list>") -> list[QueryLis
 
 
 def read_query_list(path: str | Path) -> list[QueryListEntry]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+    text = read_text(path)
     return parse_query_list(text, str(path))
 
 

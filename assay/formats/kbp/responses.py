@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from typing import Mapping, NamedTuple
 
-from .errors import KBPInputError
-from .ids import QueryId, parse_queryid
+from .errors import KBPInputError, read_text
+from .ids import QueryId, parse_queryid, require_queryid
 from .provenance import Provenance, ProvenanceError, parse_provenance
 from .slots import slot_quantity
 
@@ -104,11 +104,7 @@ def _prov(source: str, n: int, col: int, text: str) -> Provenance:
 
 
 def _query(source: str, n: int, col: int, text: str) -> QueryId:
-    parts = parse_queryid(text)
-    if parts is None or parts.ldc or parts.level > 1:
-        raise _err(source, n, col, f"{text!r} is no SF query ID",
-                   "PREFIX_ and 10 hex digits, for hop 1 followed by _ and 12 hex digits")
-    return parts
+    return require_queryid(text, source, n, col, sf=True)
 
 
 def _slot(source: str, n: int, col: int, slot: str) -> str:
@@ -263,20 +259,14 @@ def parse_responses(text: str, source: str = "<responses>", kind: str | None = N
 def read_responses(path: str | Path, kind: str | None = None,
                    doc_lengths: Mapping[str, int] | None = None) -> list[Response]:
     """:func:`parse_responses` of a file (UTF-8)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+    text = read_text(path)
     return parse_responses(text, str(path), kind, doc_lengths)
 
 
 def read_doc_lengths(path: str | Path) -> dict[str, int]:
     """A ``DOCID<TAB>LENGTH`` file (CS-ValidateSF's ``-docs``)."""
     out: dict[str, int] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KBPInputError(str(path), f"cannot read: {exc}") from None
+    lines = read_text(path).split("\n")
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue

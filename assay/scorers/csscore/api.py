@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from assay.formats.kbp import KBPInputError, parse_queryid, read_query_list
+from assay.formats.kbp.ids import query_key
 
 from .load import Loaded, load
 from .model import Options, ScoreLine
@@ -47,8 +48,7 @@ def queries_to_score(ld: Loaded, spec: str | None) -> tuple[dict[str, int | None
         slots = {qid: len(ld.queries[qid].slots) - 1 for qid in ld.top_ids}
     elif os.path.isfile(spec):
         for e in read_query_list(spec):
-            parts = parse_queryid(e.sf_id)
-            qid = parts.query_id if parts else e.sf_id
+            qid = query_key(e.sf_id)
             q = ld.queries.get(qid)
             if q is None or qid not in ld.top_ids:
                 warnings.append(f"{spec}, line {e.line}: unknown query {qid}; skipped")
@@ -61,8 +61,7 @@ def queries_to_score(ld: Loaded, spec: str | None) -> tuple[dict[str, int | None
             slots[qid] = hop
     else:
         for word in spec.split(":"):
-            parts = parse_queryid(word)
-            qid = parts.query_id if parts else word
+            qid = query_key(word)
             if qid not in ld.top_ids:
                 warnings.append(f"-queries: unknown query {qid}; skipped")
                 continue
@@ -90,8 +89,7 @@ def sf_lines(ld: Loaded, opts: Options, runid: str,
             head = s.ec.split(":", 1)[0]
             limit = limits.get(head)
             if limit is None:
-                hp = parse_queryid(head)
-                limit = limits[head] = to_score.get(hp.query_id if hp else head) or 0
+                limit = limits[head] = to_score.get(query_key(head)) or 0
             if int(s.level) <= limit:
                 scores.append(s)
     return scores

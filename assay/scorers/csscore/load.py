@@ -29,6 +29,13 @@ class QInfo:
     expanded_ids: list[str] = field(default_factory=list)
     ldc: bool = False
 
+    @classmethod
+    def of(cls, q: Query) -> "QInfo":
+        """A query read from a file or expanded from one (:func:`expand`); its full ID is
+        ``PREFIX_ID`` (an LDC query is known at level 1)."""
+        return cls(q.query_id, f"{q.prefix or ''}_{q.query_id}", q.parts.level if q.parts.ldc
+                   else 0, q.slots, ldc=q.parts.ldc)
+
     @property
     def slot(self) -> str | None:
         return self.slots[0] if self.slots else None
@@ -63,10 +70,6 @@ class Loaded:
     pending: list[tuple[Entry, "QInfo"]] = field(default_factory=list)
 
 
-def _full(q: Query) -> str:
-    return f"{q.prefix or ''}_{q.query_id}"
-
-
 def load(query_files: list[str], response_files: list[str], expand_base: str | None) -> Loaded:
     """Read everything; raise :class:`KBPInputError` on the first malformed line."""
     queries: dict[str, QInfo] = {}
@@ -74,15 +77,14 @@ def load(query_files: list[str], response_files: list[str], expand_base: str | N
     for path in query_files:
         file_queries.extend(read_queries(path))
     for q in file_queries:
-        queries[q.query_id] = QInfo(q.query_id, _full(q), q.parts.level if q.parts.ldc else 0,
-                                    q.slots, ldc=q.parts.ldc)
+        queries[q.query_id] = QInfo.of(q)
     index: dict[str, str] = {}
     if expand_base:
-        for q in file_queries:
-            for e in expand([q], expand_base):
-                queries[e.query_id] = QInfo(e.query_id, e.full_id, 0, e.slots)
-                queries[q.query_id].expanded_ids.append(e.query_id)
-                index[e.query_id] = q.query_id
+        for e in expand(file_queries, expand_base):
+            assert e.ldc_id is not None
+            queries[e.query_id] = QInfo.of(e)
+            queries[e.ldc_id].expanded_ids.append(e.query_id)
+            index[e.query_id] = e.ldc_id
     top_ids = sorted(queries)
     loaded = Loaded(queries, top_ids, index, {SUBMISSION: {}, ASSESSMENT: {}}, {}, {}, [], [])
     runids: set[str] = set()

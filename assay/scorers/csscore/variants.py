@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
-from assay.formats.kbp import parse_queryid
+from assay.formats.kbp.ids import query_key
 
 from .model import ScoreLine
 
@@ -42,23 +42,35 @@ def _split(ec: str) -> tuple[str, str | None]:
     return head, (rest.split(":")[0] if rest else None)
 
 
-def _sf_id(full: str) -> str:
-    parts = parse_queryid(full)
-    return parts.query_id if parts else full
+def _ldc_lines(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
+               to_score: set[str], unknown_prefix: str
+               ) -> list[tuple[ScoreLine, str, str, str, str]]:
+    """Each SF line of a query to score: (line, its query's full ID, SF query ID, LDC query ID,
+    the line's name at LDC level: the LDC query's full ID and the class suffix). An SF query
+    outside ``index`` has LDC ID ""; its LDC-level name is ``unknown_prefix`` + "" (LDC-MAX
+    and LDC-MEAN name it differently)."""
+    out = []
+    for s in scores:
+        head, ec = _split(s.ec)
+        sf = query_key(head)
+        if to_score and sf not in to_score:
+            continue
+        ldc = index.get(sf, "")
+        name = ldc_full.get(ldc, unknown_prefix + ldc) + (f":{ec}" if ec is not None else "")
+        out.append((s, head, sf, ldc, name))
+    return out
 
 
 def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
             to_score: set[str], fix_precision: bool,
             notes: list[str] | None = None) -> list[ScoreLine]:
     """The LDC-MAX lines (unsorted); a tie for the best entry point is noted in ``notes``."""
+    lines = _ldc_lines(scores, index, ldc_full, to_score, "")
     groups: dict[str, dict[str, list[ScoreLine]]] = {}
     full: dict[str, str] = {}
-    for s in scores:
-        sf = _sf_id(_split(s.ec)[0])
-        full[sf] = _split(s.ec)[0]
-        if to_score and sf not in to_score:
-            continue
-        groups.setdefault(index.get(sf, ""), {}).setdefault(sf, []).append(s)
+    for s, head, sf, ldc, _name in lines:
+        full[sf] = head
+        groups.setdefault(ldc, {}).setdefault(sf, []).append(s)
     best: dict[str, str] = {}
     for ldc in sorted(groups):
         best_f1 = None
@@ -77,18 +89,8 @@ def ldc_max(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, 
                          f"{', '.join(full[t] for t in tied)} tie at F1 {best_f1:.4f}; assay takes "
                          f"{full[best[ldc]]} "
                          "(CS-Score 2.4.4: whichever perl's hash order gives)")
-    out = []
-    for s in scores:
-        head, ec = _split(s.ec)
-        sf = _sf_id(head)
-        if to_score and sf not in to_score:
-            continue
-        ldc = index.get(sf, "")
-        if best.get(ldc) != sf:
-            continue
-        name = ldc_full.get(ldc, ldc) + (f":{ec}" if ec is not None else "")
-        out.append(replace(s, ec=name, components=[]))
-    return out
+    return [replace(s, ec=name, components=[]) for s, _head, sf, ldc, name in lines
+            if best.get(ldc) == sf]
 
 
 def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str, str],
@@ -96,13 +98,7 @@ def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str,
              notes: list[str] | None = None) -> list[ScoreLine]:
     """The LDC-MEAN lines (F1 only); entry points disagreeing on GT = 0 are noted."""
     groups: dict[str, dict[str, ScoreLine]] = {}
-    for s in scores:
-        head, ec = _split(s.ec)
-        sf = _sf_id(head)
-        if to_score and sf not in to_score:
-            continue
-        ldc = index.get(sf, "")
-        name = ldc_full.get(ldc, f"_{ldc}") + (f":{ec}" if ec is not None else "")
+    for s, _head, _sf, _ldc, name in _ldc_lines(scores, index, ldc_full, to_score, "_"):
         groups.setdefault(name, {})[s.ec] = s
     out = []
     for name in sorted(groups):
