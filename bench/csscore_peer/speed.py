@@ -8,7 +8,9 @@ assessed answers a query and their hop-1 answers, R run files of N answers: half
 novel, a third with a hop-1 answer) and times ``cs-score`` (reading, scoring, report) in-process:
 wall clock, CPU time of this process and of the worker processes, and the load average (the
 machine is shared: wall clock moves with the load).
-Optionally ``--perl`` times the original on the same files.
+Optionally ``--perl`` times the original on the same files (CPU time, peak memory, identical
+output); ``--perl-runs K`` gives it only the first K runs (the original holds every line in
+perl hashes: over 10 GB at 100 x 10,000), and times assay on those K runs as well for the ratio.
 """
 from __future__ import annotations
 
@@ -86,6 +88,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--perl", action="store_true")
     ap.add_argument("--jobs", type=int, default=0, help="cs-score --jobs (0: its default)")
+    ap.add_argument("--perl-runs", type=int, default=0,
+                    help="give the original only the first K runs (0: all)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         files = write_case(Path(d), a.runs, a.answers, a.queries, a.seed)
@@ -103,11 +107,24 @@ def main() -> None:
               f"CPU {cpu:.2f} s here + {kids.ru_utime + kids.ru_stime:.2f} s in workers; "
               f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         if a.perl:
+            sub = files if not a.perl_runs else files[:2 + a.perl_runs]
+            if sub is not files:            # assay on the same subset, for the ratio
+                out = io.StringIO()
+                c0 = time.process_time()
+                with contextlib.redirect_stdout(out):
+                    cs_main([*jobs, "-tabs", *sub])
+                cpu = time.process_time() - c0
+                print(f"cs-score on the first {a.perl_runs} runs: CPU {cpu:.2f} s")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             p = subprocess.run(["perl", str(Path(__file__).parent / "checkout" / "CS-Score.pl"),
-                                "-tabs", *files], capture_output=True)
-            print(f"CS-Score 2.4.4 (perl): {time.perf_counter() - t0:.2f} s (exit {p.returncode}); "
-                  f"identical: {p.stdout.decode() == out.getvalue()}")
+                                "-tabs", *sub], capture_output=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            pcpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            print(f"CS-Score 2.4.4 (perl) on {len(sub) - 2} runs: {time.perf_counter() - t0:.2f} s "
+                  f"wall, CPU {pcpu:.2f} s, peak {after.ru_maxrss / 2 ** 20:.2f} GiB (exit "
+                  f"{p.returncode}); identical: {p.stdout.decode() == out.getvalue()}; "
+                  f"CPU ratio perl / assay {pcpu / cpu:.1f}")
 
 
 if __name__ == "__main__":
