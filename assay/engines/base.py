@@ -142,6 +142,14 @@ class Engine(ABC):
         neyman_weights`)."""
 
     @abstractmethod
+    def bin_residual_stats(self, bins: int, alpha: float, f: float,
+                           probability: str | None = None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per bin of :meth:`score_histogram` (``bins`` bins, ascending score): items, Σ and
+        max of the residual SD √E[e²] of :func:`assay.designs.stratified.residual_sd` at
+        F_α guess ``f`` (the importance design's q*, seed 002 eq. 5), and the bin edges."""
+
+    @abstractmethod
     def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
         """Every column of the items whose id columns are the rows of ``ids`` (in that order;
         an id not in the pool raises :class:`assay.errors.AssayInputError`)."""

@@ -135,6 +135,22 @@ class MemoryEngine(Engine):
         return (np.bincount(c[pos], weights=p[pos], minlength=k),
                 np.bincount(c[~pos], weights=p[~pos], minlength=k))
 
+    def bin_residual_stats(self, bins: int, alpha: float, f: float,
+                           probability: str | None = None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        from assay.designs.stratified import residual_sd
+        counts, edges = self.score_histogram(bins)
+        m = int(bins)
+        b = np.clip(np.searchsorted(edges, self.score, side="right") - 1, 0, m - 1)
+        if probability is None:
+            p = 1.0 / (1.0 + np.exp(-self.score))
+        else:
+            p = np.clip(self.frame[probability].to_numpy(dtype=np.float64), 0.0, 1.0)
+        sd = residual_sd(p, self.prediction, alpha, f)
+        top = np.zeros(m)
+        np.maximum.at(top, b, sd)
+        return counts, np.bincount(b, weights=sd, minlength=m), top, edges
+
     def stratum_prefix(self, edges: OrderKeys, k: np.ndarray, seed: int,
                        sizes: np.ndarray | None = None) -> pd.DataFrame:
         h = hash64(check_seed(seed), self.keys)

@@ -32,13 +32,14 @@ from assay.core.measures import MEASURES, f_measure
 from assay.core.totals import StratifiedSample, sample_of
 from assay.core.types import Draw, Draws, Estimate
 from assay.designs.base import Design
-from assay.designs.settings import (DesignSettings, PassiveSettings, StratifiedSettings,
-                                    settings_from_options)
+from assay.designs.settings import (DesignSettings, ImportanceSettings, PassiveSettings,
+                                    StratifiedSettings, settings_from_options)
 from assay.engines.base import Engine
 from assay.engines.manifest import RunManifest
 from assay.errors import AssayInputError
 
-ENGINE_DESIGNS = ("stratified", "passive")
+ENGINE_DESIGNS = ("stratified", "passive", "importance")
+MAX_DRAWS_PER_LABEL = 50
 
 
 def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: int,
@@ -53,10 +54,14 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
                                       settings.alpha, probability)
     if isinstance(settings, PassiveSettings) and not settings.replace:
         return EngineUniformWithoutReplacement(engine, budget, seed)
+    if isinstance(settings, ImportanceSettings):
+        from assay.designs.importance import EngineImportanceDesign
+        return EngineImportanceDesign(engine, np.random.default_rng(seed), seed, settings.alpha,
+                                      settings.epsilon, probability)
     what = "passive --replace" if isinstance(settings, PassiveSettings) else settings.name
     raise AssayInputError(f"--design {what}", "does not run on an engine yet",
-                          expected="--design stratified or passive (without --replace) for a "
-                                   "pool read by DuckDB")
+                          expected="--design stratified, importance or passive (without "
+                                   "--replace) for a pool read by DuckDB")
 
 
 class GoldLabels:
@@ -161,6 +166,8 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
     info = engine.describe()
+    if probability is None and "probability" in dict(info.columns):
+        probability = "probability"         # the prior, as in memory (Pool.prior_probability)
     settings = settings_from_options(design, options)
     des = engine_design(engine, settings, budget, seed, probability)
     sampler = des.sampler                                   # type: ignore[attr-defined]
@@ -178,10 +185,14 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
     target = min(int(budget), info.rows)
     from assay.evaluation import HistoryPoint, _checkpoints
     marks, history = _checkpoints(target), []
-    while len(draws) < target and not des.exhausted():
+    labelled: dict[int, int] = {}
+    while len(labelled) < target and not des.exhausted() and \
+            len(draws) < MAX_DRAWS_PER_LABEL * target:
         d = des.draw()
         key = sampler.key(d.index)
-        if key in known:
+        if d.index in labelled:                     # a repeat draw (with replacement): free
+            v = labelled[d.index]
+        elif key in known:
             v, reused = int(known[key]), reused + 1
         else:
             if d.index >= values.shape[0]:          # labels of the items fetched since
@@ -199,27 +210,36 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
                 st.record(dataset, [Judgment(key, annotator, v)])
         draws.append(d)
         draw_labels.append(v)
-        n = len(draws)
+        if d.index in labelled:
+            continue
+        labelled[d.index] = v
+        n = len(labelled)
         if n in marks or progress is not None and n % 25 == 0:
             est = engine_estimates(des, draws, draw_labels, sampler.items["prediction"]
                                    .to_numpy(), info.rows, info.positives, confidence,
                                    bounds=False)
             if n in marks:
-                history.append(HistoryPoint(n, n, est))
+                history.append(HistoryPoint(n, len(draws), est))
             if progress is not None:
                 progress(n, target, est)
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)
-    if not history or history[-1].labels_used != len(draws):
-        history.append(HistoryPoint(len(draws), len(draws), est))
+    if not history or history[-1].labels_used != len(labelled):
+        history.append(HistoryPoint(len(labelled), len(draws), est))
     if progress is not None:
-        progress(len(draws), target, est)
+        progress(len(labelled), target, est)
     manifest = des.manifest()                               # type: ignore[attr-defined]
     params = {**des.params(), "pool_size": info.rows, "dataset": dataset,
               "settings": settings.to_dict(), "engine_passes": sampler.passes}
-    drawn = sampler.items.iloc[[d.index for d in draws]].reset_index(drop=True)
-    return EngineResult(settings.name, int(seed), len(draws), info.rows, confidence, est,
+    drawn = sampler.items.iloc[list(labelled)].reset_index(drop=True)
+    if settings.name == "importance" and probability is None:
+        from assay.evaluation import _with_note
+        est = _with_note(est, "the importance design took logistic(score) as the match "
+                         "probability; if the scores are not calibrated log-odds its intervals "
+                         "can miss badly: prefer the stratified design or give a calibrated "
+                         "'probability' column")
+    return EngineResult(settings.name, int(seed), len(labelled), info.rows, confidence, est,
                         params, draws, draw_labels, drawn, manifest, new, reused,
                         des.strata_table(), info.source, annotator, history)
 
