@@ -244,7 +244,7 @@ def evaluate(
     engine: Optional[EngineName] = typer.Option(None, help="Where the pool is read: 'duckdb' "
                                                 "reads Parquet (a file, a glob, or "
                                                 "FILE.duckdb:TABLE) where it lies, with bounded "
-                                                "memory (designs stratified, passive); default "
+                                                "memory (stratified, importance, passive); default "
                                                 "duckdb for a glob or a table, else memory.",
                                                 show_default=False),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
