@@ -219,3 +219,24 @@ def test_records_upload(service):
     r = alice.post("/api/records?campaign=kb", headers={"X-CSRF-Token": csrf_of(alice)},
                    files={"file": ("recs.csv", b"id\nx\n", "text/csv")})
     assert r.status_code == 403
+
+
+def test_admin_forms(service):
+    root = service.client("root")
+    tok = csrf_of(root, "/admin")
+    r = root.post("/admin/campaign", data={"csrf": tok, "name": "c2", "half_width": "0.1",
+                                           "k": "3", "daily_limit": "4"})
+    assert r.status_code == 303 and queue.settings(service.store.engine, "c2").daily_limit == 4
+    assert root.post("/admin/campaign", data={"csrf": tok, "name": "c2"}).status_code == 400
+    r = root.post("/admin/user", data={"csrf": tok, "name": "carol", "role": "annotator",
+                                       "password": "long enough pw"})
+    assert r.status_code == 303
+    carol = service.client()
+    from service_helpers import login
+    login(carol, "carol", "long enough pw")
+    assert carol.get("/annotate").status_code == 200
+    assert root.post("/admin/revoke-sessions", data={"csrf": tok, "name": "carol"}
+                     ).status_code == 303
+    assert carol.get("/annotate").status_code == 303
+    assert root.post("/admin/user", data={"name": "x", "role": "admin", "password": "y" * 9}
+                     ).status_code == 403                                   # no CSRF token
