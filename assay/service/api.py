@@ -156,6 +156,34 @@ async def post_records(request: Request, campaign: str) -> JSONResponse:
     return JSONResponse({"records": n}, 201)
 
 
+@router.post("/gold")
+async def post_gold(request: Request, campaign: str, key: str = "item") -> JSONResponse:
+    """Gold questions (multipart ``file``: key column(s) and ``label`` 0/1), checked whole
+    before the one write."""
+    c, form = await need_post(request, "admin", api=True)
+    camp = _row(request, campaign)
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return JSONResponse({"error": "file: missing (expected a gold file)"}, 400)
+    from assay.formats.pool import binary_column
+    from assay.interfaces.campaign_cli import _keys
+    from assay.service.gold import add_gold
+    name = upload.filename or "upload"
+    try:
+        df = jobs.read_upload(name, await upload.read(jobs.MAX_UPLOAD_BYTES + 1))
+        kind = "row" if name.lower().endswith(".parquet") else "line"
+        if "label" not in df.columns:
+            raise AssayError(f"{name}: no column 'label' (expected key column(s) and label)")
+        keys = _keys(df, key, name, kind)
+        values = binary_column(df, "label", name, kind)
+    except AssayError as exc:
+        return JSONResponse({"error": " ".join(str(exc).split())}, 400)
+    n = add_gold(store_of(request), camp.name, dict(zip(keys.tolist(), values.tolist())))
+    from assay.service.auth import audit
+    audit(store_of(request).engine, c.user.name, "gold-added", camp.name, detail={"gold": n})
+    return JSONResponse({"gold": n}, 201)
+
+
 @router.get("/labelstudio/export")
 def labelstudio_export(request: Request, campaign: str) -> dict[str, Any]:
     need(request, "admin", api=True)

@@ -1,5 +1,6 @@
 """Crowd quality control of a campaign's human labels (seeds 000/001): agreement (Fleiss' κ),
-each annotator's disagreements with the item's majority, the seeds' flagging rule (more than 20%
+each annotator's accuracy on gold questions (:mod:`assay.service.gold`), their disagreements
+with the item's majority, the seeds' flagging rule (more than 20%
 *and* more than 10 disagreements), and the Dawid–Skene aggregate (crowd-kit) beside the
 majority.
 
@@ -45,6 +46,8 @@ class AnnotatorQuality:
     compared: int           # labels on items with a strict majority of the others and them
     disagreements: int
     flagged: bool
+    gold_answered: int = 0
+    gold_correct: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,12 @@ def votes(store: LabelStore, camp: CampaignRow) -> pd.DataFrame:
 
 def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
     """κ, per-annotator disagreements with the majority and flags, Dawid–Skene differences."""
+    from assay.service.gold import accuracy
+    golds = accuracy(store, camp)
     v = votes(store, camp)
     if v.empty:
-        return QualityReport(0, 0, float("nan"), 0)
+        return QualityReport(0, 0, float("nan"), 0, [
+            AnnotatorQuality(w, 0, 0, 0, False, *golds[w]) for w in sorted(golds)])
     counts = pd.crosstab(v["task"], v["label"]).reindex(columns=[0, 1], fill_value=0)
     kappa = fleiss_kappa(counts.to_numpy())
     ones, zeros = counts[1], counts[0]
@@ -81,7 +87,8 @@ def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
         c = cmp[cmp["worker"] == w]
         d = int((c["label"] != c["major"]).sum())
         out.append(AnnotatorQuality(str(w), len(g), len(c), d,
-                                    d > FLAG_COUNT and d > FLAG_RATE * max(len(c), 1)))
+                                    d > FLAG_COUNT and d > FLAG_RATE * max(len(c), 1),
+                                    *golds.get(str(w), (0, 0))))
     ds_differs = 0
     shared = v[v["multi"]]
     if shared["worker"].nunique() >= 2:

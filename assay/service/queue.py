@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from assay.labels.schema import Status, judgments_table, now
 from assay.labels.store import Judgment, LabelStore
 from assay.ondemand.store import CampaignRow
+from assay.service import gold
 from assay.service.auth import audit
 from assay.service.schema import campaign_settings_table, queue_table
 
@@ -92,7 +93,8 @@ def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
 
 
 def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | None:
-    """The oldest open item that ``annotator`` has not answered and that needs another vote."""
+    """The oldest open item that ``annotator`` has not answered and that needs another vote (or,
+    every :data:`assay.service.gold.EVERY`-th answer, a gold question while any is left)."""
     q, j = queue_table, judgments_table
     mine = exists().where((j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
                           & (j.c.annotator == annotator))
@@ -103,7 +105,8 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
     stmt = select(q.c.item).where(and_(q.c.campaign == camp.name, q.c.resolved_at.is_(None),
                                        ~mine, votes < q.c.needed)).order_by(q.c.id).limit(1)
     with store.engine.connect() as conn:
-        return conn.execute(stmt).scalar()
+        real = conn.execute(stmt).scalar()
+    return None if real is None else (gold.due(store, camp, annotator) or real)
 
 
 def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
@@ -144,7 +147,17 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
         qrow = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
                             .with_for_update()).first()
         if qrow is None:
-            raise QueueError(f"item not in the queue of campaign {camp.name!r}", 404)
+            if not gold.is_gold(conn, camp, item):
+                raise QueueError(f"item not in the queue of campaign {camp.name!r}", 404)
+            g = gold.row(camp, item, annotator, value)
+            if conn.execute(store._insert(j), [g]).rowcount:
+                audit(store.engine, annotator, "gold", camp.name, item, {"value": value},
+                      conn=conn)
+            got = conn.execute(select(j.c.value, j.c.status).where(
+                (j.c.dataset == g["dataset"]) & (j.c.item == item)
+                & (j.c.annotator == annotator))).one()
+            return Judgment(item, annotator, None if got.value is None else int(got.value),
+                            Status(got.status))
         new = conn.execute(store._insert(j), [row]).rowcount
         got = conn.execute(select(j.c.value, j.c.status).where(
             (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator))
@@ -168,11 +181,16 @@ def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
     q, j = queue_table, judgments_table
     k = settings(store.engine, camp.name).k
     with store.engine.begin() as conn:
-        last = conn.execute(select(j.c.id, j.c.item).where(
-            (j.c.dataset == camp.dataset) & (j.c.annotator == annotator)
+        last = conn.execute(select(j.c.id, j.c.item, j.c.dataset).where(
+            j.c.dataset.in_([camp.dataset, gold.gold_dataset(camp.dataset)])
+            & (j.c.annotator == annotator)
             & (j.c.status != Status.PENDING.value)).order_by(j.c.id.desc()).limit(1)).first()
         if last is None:
             raise QueueError("nothing to undo")
+        if last.dataset != camp.dataset:          # a gold question's answer
+            conn.execute(delete(j).where(j.c.id == last.id))
+            audit(store.engine, annotator, "undo", camp.name, last.item, conn=conn)
+            return str(last.item)
         qrow = conn.execute(select(q).where((q.c.campaign == camp.name)
                                             & (q.c.item == last.item)).with_for_update()).first()
         if qrow is None or qrow.resolved_at is not None:

@@ -13,7 +13,9 @@
   (``job_items``);
 * ``queue`` — the annotation queue: one row per (campaign, item) still to be labelled, how many
   annotators it needs now and, once resolved, the aggregated value;
-* ``records`` — what an annotator is shown of an item's records (an ER pair side by side).
+* ``records`` — what an annotator is shown of an item's records (an ER pair side by side);
+* ``gold`` — gold questions: items whose label is known, shown to annotators among the queued
+  ones (they cannot tell which) to measure each annotator's accuracy (revision 0002).
 
 A human annotator's label is a judgment in the label store (dataset of the campaign, item, the
 annotator's login) — never kept here. The schema is created and migrated by Alembic
@@ -114,6 +116,13 @@ queue_table = Table(
     UniqueConstraint("campaign", "item", name="uq_svc_queue_item"),
 )
 
+gold_table = Table(
+    "assay_svc_gold", service_metadata,                 # revision 0002
+    Column("campaign", String(NAME), primary_key=True),
+    Column("item", Text, primary_key=True),
+    Column("value", Integer, nullable=False),           # the known label of a gold question
+)
+
 records_table = Table(
     "assay_svc_records", service_metadata,
     Column("campaign", String(NAME), primary_key=True),
@@ -125,6 +134,7 @@ Index("ix_assay_svc_tokens_user_id", tokens_table.c.user_id)
 Index("ix_assay_svc_sessions_user_id", sessions_table.c.user_id)
 Index("ix_assay_svc_queue_open", queue_table.c.campaign, queue_table.c.resolved_at)
 
-__all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "job_items_table",
+__all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "gold_table",
+           "job_items_table",
            "queue_table", "records_table", "service_metadata", "sessions_table",
            "submissions_table", "tokens_table", "users_table"]

@@ -1,0 +1,46 @@
+"""Gold questions: uploaded by an admin, shown every 10th answer among the queued items, kept
+apart from the votes (never a vote on a real item), undone like any answer, each annotator's
+accuracy in the quality report; the migration from revision 0001 adds their table."""
+from __future__ import annotations
+
+from assay.labels.store import LabelStore
+from assay.service import gold, jobs, migrate, queue
+from assay.service.auth import user_by_name
+
+from service_helpers import csrf_of
+
+
+def test_gold_questions(service):
+    jobs.submit(service.store, user_by_name(service.store.engine, "alice"), "kb", "sysA",
+                "a.csv", service.output_csv(0))
+    jobs.run_pending(service.store)
+    queue.enqueue(service.store, "kb", [f"x{i}" for i in range(30)], 1)   # enough real items
+    root = service.client("root")
+    r = root.post("/api/gold?campaign=kb", headers={"X-CSRF-Token": csrf_of(root)},
+                  files={"file": ("g.csv", b"item,label\ngold1,1\ngold2,0\n", "text/csv")})
+    assert r.status_code == 201 and r.json()["gold"] == 2
+    r = root.post("/api/gold?campaign=kb", headers={"X-CSRF-Token": csrf_of(root)},
+                  files={"file": ("g.csv", b"item,label\ngold3,2\n", "text/csv")})
+    assert r.status_code == 400 and r.json()["error"].startswith("g.csv, line 2")
+    row, shown = service.camp.row, []
+    for _ in range(gold.EVERY * 2):
+        item = queue.next_item(service.store, row, "ann1")
+        shown.append(item)
+        value = 0 if item == "gold1" else service.truth.get(item, 0)   # gold1 answered wrong
+        queue.vote(service.store, row, "ann1", item, value)
+    assert shown[gold.EVERY - 1] == "gold1" and shown[2 * gold.EVERY - 1] == "gold2"
+    assert "gold1" not in service.store.labels("kb", "ann1")          # not a vote
+    assert queue.undo(service.store, row, "ann1") == "gold2"
+    assert queue.next_item(service.store, row, "ann1") == "gold2"     # shown again
+    q = root.get("/api/quality?campaign=kb").json()
+    ann1 = next(a for a in q["annotators"] if a["name"] == "ann1")
+    assert (ann1["gold_answered"], ann1["gold_correct"]) == (1, 0)
+
+
+def test_migration_0001_to_head(tmp_path):
+    store = LabelStore(tmp_path / "s.db")
+    migrate.upgrade(store.engine, "0001")
+    assert migrate.current(store.engine) == "0001"
+    assert migrate.upgrade(store.engine) == "0001"
+    assert migrate.current(store.engine) == migrate.head() == "0002"
+    assert gold.add_gold(store, "c", {"x": 1}) == 1
