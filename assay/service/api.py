@@ -134,6 +134,18 @@ def get_quality(request: Request, campaign: str) -> dict[str, Any]:
     return out
 
 
+@router.get("/costs")
+def get_costs(request: Request, campaign: str, price: float | None = None) -> dict[str, Any]:
+    """Human answers per submission and campaign (admins only); ``price`` per label."""
+    need(request, "admin", api=True)
+    from assay.service.costs import costs
+    got = costs(store_of(request), _row(request, campaign))
+    subs = [{**dataclasses.asdict(c), **({} if price is None else {"cost": c.price(price)})}
+            for c in got.pop("submissions")]
+    total = {} if price is None else {"cost": round(got["answers"] * price, 10)}
+    return {**got, **total, "submissions": subs}
+
+
 @router.post("/records")
 async def post_records(request: Request, campaign: str) -> JSONResponse:
     """Records shown to annotators (multipart ``file``: CSV/TSV/Parquet with an ``id`` column:

@@ -44,3 +44,21 @@ def test_migration_0001_to_head(tmp_path):
     assert migrate.upgrade(store.engine) == "0001"
     assert migrate.current(store.engine) == migrate.head() == "0002"
     assert gold.add_gold(store, "c", {"x": 1}) == 1
+
+
+def test_costs_per_submission(service):
+    alice = user_by_name(service.store.engine, "alice")
+    jobs.submit(service.store, alice, "kb", "a", "a.csv", service.output_csv(0))
+    jobs.submit(service.store, alice, "kb", "b", "b.csv", service.output_csv(1))
+    jobs.run_pending(service.store)
+    row = service.camp.row
+    while (item := queue.next_item(service.store, row, "ann1")) is not None:
+        queue.vote(service.store, row, "ann1", item, service.truth[item])
+    root = service.client("root")
+    got = root.get("/api/costs?campaign=kb&price=0.5").json()
+    a, b = got["submissions"]
+    assert (a["system"], b["system"]) == ("t1/a", "t1/b")
+    assert a["items"] == a["new_items"] > 0 and b["new_items"] <= b["items"]
+    assert got["answers"] == len(service.store.judgments("kb", "ann1"))
+    assert got["cost"] == 0.5 * got["answers"] and a["cost"] == 0.5 * a["answers"]
+    assert service.client("alice").get("/api/costs?campaign=kb").status_code == 403

@@ -14,7 +14,8 @@ from assay.service.auth import user_by_name
 from service_helpers import csrf_of
 
 MODULES = ["assay.service.auth", "assay.service.queue", "assay.service.quality",
-           "assay.service.views", "assay.service.labelstudio"]
+           "assay.service.views", "assay.service.labelstudio", "assay.service.gold",
+           "assay.service.costs"]
 
 
 @pytest.mark.parametrize("name", MODULES)
