@@ -20,7 +20,7 @@ from assay.formats.kbp.ids import query_key
 from .load import Loaded, load
 from .model import Options, ScoreLine
 from .report import COLUMNS, Report, render
-from .tree import score_query
+from .query import score_query
 from .variants import ldc_max, ldc_mean
 
 

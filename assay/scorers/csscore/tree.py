@@ -21,6 +21,9 @@ parent class in line order up to the parent; each unassessed one walked over get
 assessment (perl autovivification), so when its own class is scored it counts as submitted but
 in no category (not UNASSESSED, not IGNORED) — it lowers precision. Hop-1 classes are scored
 before their parents, so this always happens first.
+
+Scored here by counts; :mod:`.verbose` keeps the answers of each category (-verbose);
+:mod:`.query` makes a query's tree for a run and scores it.
 """
 from __future__ import annotations
 
@@ -59,7 +62,6 @@ class Tree:
         self.node_of: dict[int, Node] = {}          # id(assessment entry) -> node
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
-        self.categorized: list[tuple[ScoreLine, dict[str, list[Entry]]]] = []   # -verbose
         self.out: list[ScoreLine] = []              # score lines of classes with children
         self.policy, self.policy_pairs, self.dup_category = _policy(opts)
 
@@ -222,8 +224,9 @@ class Tree:
         return t.r.judgment or ""
 
     def categorize_counts(self, node: Node) -> dict[str, int]:
-        """:meth:`categorize`'s counts (what a report without -verbose needs; same order of
-        parent look-ups, so the same answers are touched)."""
+        """The counts of a class's answers by pre-policy code and post-policy category
+        (:meth:`VerboseTree.categorize <assay.scorers.csscore.verbose.VerboseTree.categorize>`
+        keeps the answers themselves, for -verbose; same parent look-ups in the same order)."""
         subs = node.submissions
         if not subs:
             return {}
@@ -255,86 +258,14 @@ class Tree:
             out[dup] = out.get(dup, 0) + right - 1
         return out
 
-    def categorize(self, node: Node) -> dict[str, list[Entry]]:
-        out: dict[str, list[Entry]] = {}
-        name = node.name or ""
-        hop0 = name.count(":") == 1             # a hop-0 class: its path is always correct
-        truth, touched = self.truth, self.touched
-        for s in node.submissions:
-            t = truth.get(id(s))
-            if not hop0 and not self.path_correct(name, s.r.query_id):
-                key = "INCORRECT_PARENT"
-            elif t is None:
-                # an unassessed answer already looked at as a parent has no category in v2.4.4
-                key = "" if id(s) in touched else "UNASSESSED"
-            else:
-                key = t.r.judgment or ""
-            group = out.get(key)
-            if group is None:
-                out[key] = [s]
-            else:
-                group.append(s)
-        policy = self.policy
-        for cat in _CATEGORIES:
-            for opt in policy[cat]:
-                if opt in out:
-                    out.setdefault(cat, []).extend(out[opt])
-        if len(out.get("RIGHT", [])) > 1:
-            out["REDUNDANT"] = out["RIGHT"][1:]
-            out["RIGHT"] = out["RIGHT"][:1]
-        if out.get("REDUNDANT"):
-            out.setdefault(self.duplicate_category(), []).extend(out["REDUNDANT"])
-        return out
-
-    def duplicate_category(self) -> str:
-        return self.dup_category
-
     def score_node(self, node: Node, name: str) -> None:
+        """Score the classes under ``node`` (children first), then ``node`` by counts."""
         if not node.children:           # a leaf's score is never reported (nor used)
             return
         for child_name, child in node.children.items():
             if child.children:
                 self.score_node(child, child_name)
-        if not self.opts.verbose:
-            self._score_counts(node, name)
-            self.out.append(node.score)
-            return
-        gt = sum(1 for c in node.children.values() if not c.bin_incorrect)
-        single = node.quantity == "single"
-        if single and gt > 1:
-            gt = 1
-        cats: dict[str, list[Entry]] = {}
-        submitted = 0
-        for child in node.children.values():
-            for key, items in self.categorize(child).items():
-                cats.setdefault(key, []).extend(items)
-            submitted += len(child.submissions)
-        if single and cats.get("RIGHT"):
-            keep = cats["RIGHT"][-1]
-            if self.opts.verbose and len(_classes(self, cats["RIGHT"])) > 1:
-                self.ld.notes.append(
-                    f"-verbose, {name} ({self.runid}): right answers in several classes of a "
-                    f"single-valued slot; assay keeps line {keep.r.line} as RIGHT, the last in "
-                    "class order (CS-Score 2.4.4: whichever perl's hash order gives)")
-            extra = cats["RIGHT"][:-1]
-            cats["RIGHT"] = [keep]
-            dup = self.duplicate_category()
-            if self.opts.fix_duplicates:         # v3.0: only the newly redundant answers move
-                cats.setdefault("REDUNDANT", []).extend(extra)
-                cats.setdefault(dup, []).extend(extra)
-            else:                                # v2.4.4: the whole redundant list moves again
-                cats.setdefault("REDUNDANT", []).extend(extra)
-                cats.setdefault(dup, []).extend(cats["REDUNDANT"])
-        n = {k: len(v) for k, v in cats.items()}
-        level = name.count(":")
-        node.score = ScoreLine(
-            name, self.runid, level, gt=gt, submitted=submitted, correct=n.get("CORRECT", 0),
-            incorrect=n.get("INCORRECT", 0), inexact=n.get("INEXACT", 0),
-            incorrect_parent=n.get("INCORRECT_PARENT", 0), unassessed=n.get("UNASSESSED", 0),
-            redundant=n.get("REDUNDANT", 0), right=n.get("RIGHT", 0), wrong=n.get("WRONG", 0),
-            ignored=n.get("IGNORE", 0), quantity=node.quantity)
-        if self.opts.verbose:
-            self.categorized.append((node.score, cats))
+        self._score_counts(node, name)
         self.out.append(node.score)
 
     def _score_counts(self, node: Node, name: str) -> None:
@@ -371,18 +302,7 @@ class Tree:
         out = self.out = []         # score_node appends in post-order, as reported
         for top_name, top in list(self.tops.items()):
             self.score_node(top, top_name)
-        for score, cats in self.categorized:      # after scoring: the parent look-ups are done
-            score.details = [(label, e.r.line, e.r.text) + self._judged(e)
-                             for label, entries in cats.items() for e in entries]
         return out
-
-    def _judged(self, e: Entry) -> tuple[str, str]:
-        """(assessment line, judgment) as -verbose shows them: '-' and UNASSESSED for an
-        unassessed answer, empty for one given an empty assessment while looking for a parent."""
-        truth = self.truth.get(id(e))
-        if truth is not None:
-            return truth.r.text, truth.r.judgment or ""
-        return ("", "") if id(e) in self.touched else ("-", "UNASSESSED")
 
 
 @lru_cache(maxsize=64)
@@ -397,11 +317,6 @@ def _policy(opts: Options) -> tuple[dict[str, list[str]], tuple[tuple[str, str],
     return policy, tuple((cat, opt) for cat in _CATEGORIES for opt in policy[cat]), dup
 
 
-def _classes(tree: Tree, entries: list[Entry]) -> set[int]:
-    """The classes (nodes) that assessed answers sit in."""
-    return {id(tree.node_of.get(id(tree.truth.get(id(e))))) for e in entries}
-
-
 def _answer_key(e: Entry) -> tuple[str, str, str, str]:
     """Query, value and both provenances (normalised): what the ASSESSED discipline matches."""
     return (e.r.query_id, e.r.value, e.r.relation_provenance.key(), e.r.value_provenance.key())
@@ -411,64 +326,4 @@ def _string_key(e: Entry, discipline: str) -> str:
     return e.r.value.lower() if discipline == "STRING_CASE" else e.r.value
 
 
-def _clone(node: Node, copies: dict[int, Node]) -> Node:
-    new = Node(node.name, node.bin_incorrect, node.quantity,
-               {k: _clone(c, copies) for k, c in node.children.items()}, [], node.assessments)
-    copies[id(node)] = new
-    return new
-
-
-def _tree_of_assessments(ld: Loaded, opts: Options, base: str, runid: str) -> Tree:
-    """A new tree holding the query's assessments: built once per query, then copied (the
-    assessments do not depend on the run; node order is kept)."""
-    from assay.formats.kbp import ASSESSMENT
-    template = ld.templates.get(base)
-    if template is None:
-        t = Tree(ld, opts, "")
-        t.add_assessments(ld.by_base[ASSESSMENT].get(base, []))
-        # the nodes only, not the tree: a tree refers to ``ld``, and a cycle through ``ld``
-        # would leave millions of objects to the cyclic collector (5 s at 10^6 answers)
-        template = ld.templates[base] = (t.tops, t.node_of)
-    tops, node_of = template
-    tree = Tree(ld, opts, runid)
-    copies: dict[int, Node] = {}
-    tree.tops = {k: _clone(n, copies) for k, n in tops.items()}
-    tree.node_of = {a: copies[id(n)] for a, n in node_of.items()}
-    return tree
-
-
-def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreLine]:
-    """All score lines of query ``base`` (its hop-0 query ID) for ``runid``."""
-    from assay.formats.kbp import ASSESSMENT
-    tree = _tree_of_assessments(ld, opts, base, runid)
-    assessments = ld.by_base[ASSESSMENT].get(base, [])
-    subs = ld.by_run.get((runid, base), [])
-    if subs and opts.discipline == "ASSESSED":
-        # ground_truth and add_submission inlined (the same steps, without the string index)
-        exact_index = tree._index(base, assessments)[0]
-        truths, node_of, parent_ec = tree.truth, tree.node_of, tree.parent_ec
-        for s in subs:
-            r = s.r
-            ec = parent_ec(s)           # first, as ground_truth: it may stop on a skipped parent
-            choices = exact_index.get((r.parts.query_id, r.value, r.relation_provenance.normal,
-                                       r.value_provenance.normal))
-            truth = None
-            if choices:
-                exact = [a for a in choices if parent_ec(a) == ec]
-                if len(exact) == 1:
-                    truth = exact[0]
-                elif exact:
-                    correct = [c for c in exact if c.r.judgment == "CORRECT"]
-                    truth = correct[0] if correct else exact[0]
-            if truth is not None:
-                truths[id(s)] = truth
-                node_of[id(truth)].submissions.append(s)
-            else:
-                tree.get(tree.entry_ec(s), s.quantity).submissions.append(s)
-    else:
-        for s in subs:
-            tree.add_submission(s, tree.ground_truth(s, assessments))
-    return tree.scores()
-
-
-__all__ = ["Node", "Tree", "score_query"]
+__all__ = ["Node", "Tree"]
