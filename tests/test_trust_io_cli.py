@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.interfaces.cli import app
-from conftest import write_random_pool
+from pool_inputs import write_random_pool
 
 runner = CliRunner()
 SECRET = "S3cretPw"

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 import assay.outputs as outputs
 from assay.errors import AssayInputError
 from assay.interfaces.cli import app
-from conftest import write_random_pool
+from pool_inputs import write_random_pool
 
 runner = CliRunner()
 
