@@ -85,23 +85,29 @@ class Report:
         where.update({a: len(names) + i for i, a in enumerate(_COMPUTED)})
         self._pick = [where[a] for a in attrs] if self._plain else []
 
-    def lines(self, scores: list[ScoreLine]) -> list[Line]:
+    def lines(self, scores: list[ScoreLine], rendered: bool = False) -> list[Line | str]:
         """:meth:`line` of each score (the same texts, built with one format operation a line);
         the widths are grown once, at the end (equal: they are only read when a section is
-        rendered)."""
+        rendered). ``rendered`` (``-tabs``, every column shown): each line as
+        :meth:`render_line` would print it (tabs: no widths to keep)."""
         if not self._plain or self._get is None:
             return [self.line(s) for s in scores]
         fix, keys, get, pick, fmt = self.fix, self._keys, self._get, self._pick, self._row_fmt
-        out: list[Line] = []
+        out: list[Line | str] = []
         texts_of: list[list[str]] = []
+        ncols = len(keys)
         for s in scores:
             base = get(s) + (s.precision(fix), s.recall(), s.f1(fix))
             values = tuple([base[i] for i in pick])
             if None in values:
                 out.append(self.line(s))
                 continue
-            texts = (fmt % values).split(_SEP)
-            if len(texts) != len(keys):          # a separator inside a value: cell by cell
+            text = fmt % values
+            if rendered and text.count(_SEP) == ncols - 1 and "\t" not in text:
+                out.append(text.replace(_SEP, "\t") + "\n")
+                continue
+            texts = text.split(_SEP)
+            if len(texts) != ncols:              # a separator inside a value: cell by cell
                 out.append(self.line(s))
                 continue
             texts_of.append(texts)
@@ -145,7 +151,9 @@ class Report:
             self._grow(c.key, text)
         return out
 
-    def render_line(self, line: Line | None, columns: list[Column], metric: str = "") -> str:
+    def render_line(self, line: Line | str | None, columns: list[Column], metric: str = "") -> str:
+        if isinstance(line, str):           # rendered by :meth:`lines`
+            return line
         if self.tabs and line is not None and not metric:
             return "\t".join([line.get(c.key, "") for c in columns]) + "\n"
         parts = []
@@ -161,9 +169,9 @@ class Report:
         return ("\t" if self.tabs else " ").join(parts) + "\n"
 
     def section(self, metric: str, scores: list[ScoreLine], runid: str,
-                aggregates: tuple[str, ...]) -> list[Line]:
+                aggregates: tuple[str, ...], rendered: bool = False) -> list[Line | str]:
         ordered = sorted(scores, key=ec_sort_key)
-        lines = self.lines(ordered)
+        lines = self.lines(ordered, rendered and self.tabs)
         aggs = micro(ordered, runid, presorted=True)
         summary = self.summary.setdefault(metric, [])
         if "MICRO" in aggregates:
@@ -207,7 +215,7 @@ def render(report: Report, sections: list[tuple[str, str, list[ScoreLine], tuple
     names = {k: name for k, name, _ in METRICS}
     titles = {k: t for k, _, t in METRICS}
     for key, _title, scores, aggregates, mean_only in sections:
-        lines = report.section(key, scores, runid, aggregates)
+        lines = report.section(key, scores, runid, aggregates, rendered=not mean_only)
         cols = MEAN_COLUMNS if mean_only else report.columns
         if verbose and key == "SF":
             out.append(details(scores))

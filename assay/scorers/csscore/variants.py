@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
+from operator import attrgetter
 
 from assay.formats.kbp.ids import query_key
 
-from .model import ScoreLine
+from .model import COUNT_FIELDS, ScoreLine
 
 
 def ec_sort_key(line: ScoreLine) -> tuple[str, tuple[int, ...]]:
@@ -118,14 +119,29 @@ def ldc_mean(scores: list[ScoreLine], index: dict[str, str], ldc_full: dict[str,
 
 def micro(lines: list[ScoreLine], runid: str, presorted: bool = False) -> list[ScoreLine]:
     """One ALL-Micro line per hop (in text order of the hop: 0, 1, ALL); ``presorted``: the
-    lines are already in :func:`ec_sort_key` order."""
-    agg: dict[str, ScoreLine] = {}
-    for s in (lines if presorted else sorted(lines, key=ec_sort_key)):
-        for level in (str(s.level), "ALL"):
-            a = agg.setdefault(level, ScoreLine("ALL-Micro", runid, level))
-            a.add_counts(s)
-            a.components.append(s)
-    return [agg[k] for k in sorted(agg)]
+    lines are already in :func:`ec_sort_key` order. Each keeps its lines (``components``, in
+    that order) for the macro average."""
+    ordered = lines if presorted else sorted(lines, key=ec_sort_key)
+    groups: dict[str, list[ScoreLine]] = {}
+    for s in ordered:
+        level = str(s.level)
+        group = groups.get(level)
+        if group is None:
+            groups[level] = [s]
+        else:
+            group.append(s)
+    if ordered:
+        groups["ALL"] = list(ordered)
+    out = []
+    for level in sorted(groups):
+        members = groups[level]
+        a = ScoreLine("ALL-Micro", runid, level, *[sum(map(get, members)) for get in _COUNTS])
+        a.components = members
+        out.append(a)
+    return out
+
+
+_COUNTS = [attrgetter(f) for f in COUNT_FIELDS]
 
 
 def macro_f1(line: ScoreLine, fix_precision: bool) -> float:
