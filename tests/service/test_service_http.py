@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from assay.service import jobs, queue
+from assay.service.auth import user_by_name
 from assay.service.schema import audit_table, submissions_table
 
 from service_helpers import csrf_of, make_service
@@ -240,3 +241,44 @@ def test_admin_forms(service):
     assert carol.get("/annotate").status_code == 303
     assert root.post("/admin/user", data={"name": "x", "role": "admin", "password": "y" * 9}
                      ).status_code == 403                                   # no CSRF token
+
+
+POSTS = ["/annotate/label", "/annotate/undo", "/submit", "/admin/campaign", "/admin/user",
+         "/admin/revoke-sessions", "/api/submissions", "/api/labels", "/api/undo",
+         "/api/records?campaign=kb", "/api/gold?campaign=kb",
+         "/api/labelstudio/import?campaign=kb"]
+POST_ALLOWED = {"/annotate/label": {"root", "ann1"}, "/annotate/undo": {"root", "ann1"},
+                "/submit": {"root", "alice"}, "/api/submissions": {"root", "alice"},
+                "/api/labels": {"root", "ann1"}, "/api/undo": {"root", "ann1"}}
+MORE_GETS = {"/api/costs?campaign=kb": {"root"}, "/api/labelstudio/export?campaign=kb": {"root"},
+             "/api/submissions/1": {"root", "alice"}}
+
+
+@pytest.mark.parametrize("who", ["root", "alice", "ann1", None])
+def test_every_post_and_api_endpoint_for_every_role_by_token(service, who):
+    """With an API token (no cookie, so no CSRF token needed): a role not allowed gets 403,
+    anonymous 401 (API) or a redirect to the log-in page; an allowed role gets past the check
+    (its empty or odd body may then be a 400/404, never a 401/403 or a 5xx)."""
+    from assay.service.auth import new_token
+    jobs.submit(service.store, user_by_name(service.store.engine, "alice"), "kb", "s", "a.csv",
+                service.output_csv(0))
+    c, engine = service.client(), service.store.engine
+    head = ({} if who is None else
+            {"Authorization": f"Bearer {new_token(engine, user_by_name(engine, who))[1]}"})
+    for path in POSTS:
+        r = c.post(path, headers=head, json={"campaign": "kb"} if "/api/" in path else None)
+        allowed = POST_ALLOWED.get(path.split("?")[0], {"root"})
+        if who is None:
+            assert r.status_code in (303, 401), (path, r.status_code)
+        elif who in allowed:
+            assert r.status_code not in (401, 403) and r.status_code < 500, (who, path, r.text)
+        else:
+            assert r.status_code == 403, (who, path, r.status_code)
+    for path, allowed in MORE_GETS.items():
+        r = c.get(path, headers=head)
+        if who is None:
+            assert r.status_code == 401, path
+        elif who in allowed:
+            assert r.status_code == 200, (who, path, r.text[:200])
+        else:
+            assert r.status_code in (403, 404), (who, path, r.status_code)
