@@ -153,7 +153,12 @@ def test_phone_screen(browser, site):
 def test_submitter_cannot_reach_labels_and_csrf_is_checked(browser, site):
     svc, er, base, shots = site
     page = browser.new_page()
+    page.goto(f"{base}/login")
+    page.screenshot(path=str(shots / "login.png"), full_page=True)
     _login(page, base, "alice")
+    for name, path in (("tokens", "/tokens"), ("submission", "/submissions/1")):
+        assert page.goto(f"{base}{path}").status == 200
+        page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
     page.goto(f"{base}/scores?campaign=er")
     page.screenshot(path=str(shots / "scores.png"), full_page=True)
     assert "t1/pairs" in page.content()
