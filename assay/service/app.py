@@ -190,8 +190,9 @@ def create_app(store: LabelStore | str, worker: bool = False) -> FastAPI:
             return JSONResponse({"revoked": tid})
         return RedirectResponse("/tokens", status_code=303)
 
-    from assay.service import api, pages
+    from assay.service import api, exhaustive, pages
     app.include_router(pages.router)
+    app.include_router(exhaustive.router)
     app.include_router(api.router)
     return app
 

@@ -282,3 +282,25 @@ def test_every_post_and_api_endpoint_for_every_role_by_token(service, who):
             assert r.status_code == 200, (who, path, r.text[:200])
         else:
             assert r.status_code in (403, 404), (who, path, r.status_code)
+
+
+def test_exhaustive_bad_input_and_roles(service):
+    import json
+    from assay.ondemand import OnDemandCampaign
+    from assay.service import views
+    OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=10)
+    views.add_records(service.store, "docs", [{"id": "d1", "text": "Ann Lee joined Acme."}])
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    bad = {"csrf": tok, "campaign": "docs", "unit": "d1",
+           "mentions": json.dumps([{"text": "Bob", "type": "PER"}]), "relations": "[]"}
+    r = ann.post("/exhaustive", data=bad)
+    from html import unescape
+    assert r.status_code == 400 and "mention 1: 'Bob' is not in the text" in unescape(r.text)
+    bad["mentions"] = json.dumps([{"text": "Ann Lee", "type": "CAT"}])
+    assert "type 'CAT'" in unescape(ann.post("/exhaustive", data=bad).text)
+    assert service.client("alice").get("/exhaustive?campaign=docs").status_code == 403
+    del bad["csrf"]
+    assert ann.post("/exhaustive", data=bad).status_code == 403
+    docs = OnDemandCampaign.open(service.store, "docs")
+    assert docs.od.units(docs.row.id) == {}
