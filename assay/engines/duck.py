@@ -6,7 +6,8 @@ Passes (each one scan): ``describe`` (validation, score range, fingerprint), ``s
 ``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins holding the ranks; a bin
 too large to fetch is split again, by score or, when its scores are all equal, by the tie
 hash), ``segment_counts`` (one CASE over the edges), ``stratum_prefix`` (a hash prefilter
-h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, then a window over the survivors).
+h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, then a window over the survivors; q_h
+raised 16-fold for a stratum left short).
 """
 from __future__ import annotations
 
@@ -350,7 +351,12 @@ class DuckDBEngine(Engine):
             short = (got < np.minimum(want, sizes)) & (np.asarray(thr, dtype=object) != MASK)
             if not short.any():
                 return out
-            thr = [MASK if s else t for s, t in zip(short, thr)]
+            # a stratum short of survivors (its hashes are not spread as expected, e.g. a pool
+            # generated from h(seed, ·)): raise its threshold 16-fold, not straight to the
+            # whole stratum, so the window stays as small as the data allow
+            q = np.where(short, np.minimum(1.0, 16.0 * q), q)
+            thr = [t if not s else (MASK if qq >= 1.0 else int(qq * 2.0**64))
+                   for s, t, qq in zip(short, thr, q)]
 
     def _prefix_query(self, edges: OrderKeys, want: np.ndarray, thr: list[int],
                       seed: int, sizes: np.ndarray) -> pd.DataFrame:
