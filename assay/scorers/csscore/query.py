@@ -1,6 +1,6 @@
-"""One query's score lines for one run: its tree of assessments (built once per query, copied
-per run), the run's answers placed at their classes, the classes scored (:mod:`.tree`;
-:mod:`.verbose` with -verbose).
+"""One query's score lines for one run: its tree of assessments (built once per query, shared
+by the runs), the run's answers placed at their classes, the classes scored (:mod:`.tree`;
+:mod:`.verbose` with -verbose), and the run's additions taken off again.
 """
 from __future__ import annotations
 
@@ -8,20 +8,15 @@ from assay.formats.kbp import ASSESSMENT
 
 from .load import Loaded
 from .model import Options, ScoreLine
-from .tree import Node, Tree
+from .tree import Tree
 from .verbose import VerboseTree
 
 
-def _clone(node: Node, copies: dict[int, Node]) -> Node:
-    new = Node(node.name, node.bin_incorrect, node.quantity,
-               {k: _clone(c, copies) for k, c in node.children.items()}, [], node.assessments)
-    copies[id(node)] = new
-    return new
-
-
 def _tree_of_assessments(ld: Loaded, opts: Options, base: str, runid: str) -> Tree:
-    """A new tree holding the query's assessments: built once per query, then copied (the
-    assessments do not depend on the run; node order is kept)."""
+    """A tree holding the query's assessments, built once per query (the assessments do not
+    depend on the run): each run's tree shares its nodes, and what a run adds (submissions,
+    classes of unassessed answers) is taken away after it (:func:`_restore`), leaving the
+    nodes and their order as built."""
     template = ld.templates.get(base)
     if template is None:
         t = Tree(ld, opts, "")           # assessments only: the same for either kind
@@ -29,23 +24,40 @@ def _tree_of_assessments(ld: Loaded, opts: Options, base: str, runid: str) -> Tr
         # the nodes only, not the tree: a tree refers to ``ld``, and a cycle through ``ld``
         # would leave millions of objects to the cyclic collector (5 s at 10^6 answers)
         template = ld.templates[base] = (t.tops, t.node_of)
-    tops, node_of = template
     tree = (VerboseTree if opts.verbose else Tree)(ld, opts, runid)
-    copies: dict[int, Node] = {}
-    tree.tops = {k: _clone(n, copies) for k, n in tops.items()}
-    tree.node_of = {a: copies[id(n)] for a, n in node_of.items()}
+    tree.tops, tree.node_of = template
     return tree
+
+
+def _restore(tree: Tree) -> None:
+    """Take a run's additions off the shared nodes: submissions, then the classes it made, last
+    made first (each was added at the end of its dict, so the order as built comes back)."""
+    for node in tree.filled:
+        node.submissions.clear()
+    for nodes, key in reversed(tree.added):
+        del nodes[key]
 
 
 def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreLine]:
     """All score lines of query ``base`` (its hop-0 query ID) for ``runid``."""
     tree = _tree_of_assessments(ld, opts, base, runid)
+    try:
+        _place(tree, ld, opts, runid, base)
+        return tree.scores()
+    finally:
+        _restore(tree)
+
+
+def _place(tree: Tree, ld: Loaded, opts: Options, runid: str, base: str) -> None:
+    """Each answer of the run to the query at its class: its assessment's, else the class its
+    answer leads to (:meth:`Tree.ground_truth`, :meth:`Tree.add_submission`)."""
     assessments = ld.by_base[ASSESSMENT].get(base, [])
     subs = ld.by_run.get((runid, base), [])
     if subs and opts.discipline == "ASSESSED":
         # ground_truth and add_submission inlined (the same steps, without the string index)
         exact_index = tree._index(base, assessments)[0]
         truths, node_of, parent_ec = tree.truth, tree.node_of, tree.parent_ec
+        filled = tree.filled
         for s in subs:
             r = s.r
             ec = parent_ec(s)           # first, as ground_truth: it may stop on a skipped parent
@@ -61,13 +73,14 @@ def score_query(ld: Loaded, opts: Options, runid: str, base: str) -> list[ScoreL
                     truth = correct[0] if correct else exact[0]
             if truth is not None:
                 truths[id(s)] = truth
-                node_of[id(truth)].submissions.append(s)
+                node = node_of[id(truth)]
             else:
-                tree.get(tree.entry_ec(s), s.quantity).submissions.append(s)
+                node = tree.get(tree.entry_ec(s), s.quantity)
+            node.submissions.append(s)
+            filled.append(node)
     else:
         for s in subs:
             tree.add_submission(s, tree.ground_truth(s, assessments))
-    return tree.scores()
 
 
 __all__ = ["score_query"]

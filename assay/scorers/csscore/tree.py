@@ -63,14 +63,19 @@ class Tree:
         self.truth: dict[int, Entry] = {}           # id(submission entry) -> its assessment
         self.touched: set[int] = set()              # unassessed answers looked at as parents
         self.out: list[ScoreLine] = []              # score lines of classes with children
+        # what this tree adds to nodes it may share (:func:`.query.score_query` undoes it)
+        self.added: list[tuple[dict[str, Node], str]] = []     # (children or tops, key)
+        self.filled: list[Node] = []                # nodes given submissions
         self.policy, self.policy_pairs, self.dup_category = _policy(opts)
 
     # ---- equivalence classes -------------------------------------------------------------
     def get(self, ec: str, quantity: str | None = None) -> Node:
         comps = ec.split(":")
         top = comps[0]
-        node = self.tops.get(top) or Node(None, quantity=quantity)
-        self.tops[top] = node
+        node = self.tops.get(top)
+        if node is None:
+            node = self.tops[top] = Node(None, quantity=quantity)
+            self.added.append((self.tops, top))
         name, incorrect = top, False
         for c in comps[1:]:
             incorrect = incorrect or c == "0"
@@ -78,6 +83,7 @@ class Tree:
             child = node.children.get(name)
             if child is None:
                 child = node.children[name] = Node(name, incorrect)
+                self.added.append((node.children, name))
             node = child
         return node
 
@@ -192,9 +198,11 @@ class Tree:
     def add_submission(self, s: Entry, truth: Entry | None) -> None:
         if truth is not None:
             self.truth[id(s)] = truth
-            self.node_of[id(truth)].submissions.append(s)
+            node = self.node_of[id(truth)]
         else:
-            self.get(self.entry_ec(s), s.quantity).submissions.append(s)
+            node = self.get(self.entry_ec(s), s.quantity)
+        node.submissions.append(s)
+        self.filled.append(node)
 
     # ---- scoring ---------------------------------------------------------------------------
     def path_correct(self, ec: str, query_id: str) -> bool:
