@@ -66,12 +66,13 @@ def test_submission_flow_to_scores(service):
 ENDPOINTS = [("GET", "/annotate"), ("GET", "/annotate/item?campaign=kb"),
              ("GET", "/scores?campaign=kb"), ("GET", "/submit"), ("GET", "/admin"),
              ("GET", "/api/labels?campaign=kb"), ("GET", "/api/quality?campaign=kb"),
-             ("GET", "/api/queue/next?campaign=kb"), ("GET", "/api/scores?campaign=kb")]
+             ("GET", "/api/queue/next?campaign=kb"), ("GET", "/api/scores?campaign=kb"),
+             ("GET", "/exhaustive?campaign=kb")]
 # who may reach each endpoint (else 403; anonymous: 303 to the log-in page or 401)
 ALLOWED = {"/annotate": {"root", "ann1"}, "/annotate/item": {"root", "ann1"},
            "/scores": {"root", "alice"}, "/submit": {"root", "alice"}, "/admin": {"root"},
            "/api/labels": {"root"}, "/api/quality": {"root"}, "/api/queue/next": {"root", "ann1"},
-           "/api/scores": {"root", "alice"}}
+           "/api/scores": {"root", "alice"}, "/exhaustive": {"root", "ann1"}}
 
 
 @pytest.mark.parametrize("who", ["root", "alice", "ann1", None])
