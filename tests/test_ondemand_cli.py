@@ -169,3 +169,26 @@ def test_report_by_level(files):
     for a, b in zip(inst["systems"], rel["systems"]):
         assert a["system"] == b["system"] and 0.0 <= b["precision"]["estimate"] <= 1.0
     _fails(["report", "kb", "--store", db, "--level", "document"], "--level")
+
+
+def test_submit_with_structured_sampling(files):
+    """``submit --sampling relation`` draws the system's sample by its relation-level
+    distribution (kept as its fill proposal); an unknown level, or a level the file has no
+    structure columns for, is one line naming --sampling, exit 2, nothing written."""
+    db = files / "smp.db"
+    _ok(["new", "kb", "--store", db, "--corpus-units", 500, "--half-width", 0.1])
+    args = ["submit", "kb", files / "sys0.csv", "--system", "s0", "--gold",
+            files / "gold.csv", "--store", db, "--sampling"]
+    _fails(args + ["document"], "--sampling")
+    _fails(args + ["entity"], "--sampling")
+    od = OnDemandStore(LabelStore(db))
+    assert od.systems(od.campaign("kb").id) == []
+    df = pd.read_csv(files / "sys0.csv")
+    df["relation"] = np.where(df["unit"] % 3 == 0, "per:title", "org:founded")
+    df.to_csv(files / "rel0.csv", index=False)
+    _ok(["submit", "kb", files / "rel0.csv", "--system", "s0", "--gold", files / "gold.csv",
+         "--store", db, "--sampling", "relation"])
+    row = od.campaign("kb")
+    assert set(od.draws(row.id)["proposal"]) == {"fill"}
+    dens = od.fills(row.id)["density"]
+    assert dens.sum() == pytest.approx(1.0) and dens.nunique() == 2   # two relations

@@ -123,7 +123,11 @@ def submit(name: str = typer.Argument(..., help="Campaign name"),
            output: Path = typer.Argument(..., help="The system's output items"),
            system: str = typer.Option(..., "--system", help="The system's name"),
            gold: Path = typer.Option(..., "--gold", help="Gold labels: key column(s), label"),
-           store: str = STORE, key: str = KEY) -> None:
+           store: str = STORE, key: str = KEY,
+           sampling: str = typer.Option("instance", "--sampling",
+                                        help="Draw the system's sample by its instance, "
+                                        "relation or entity distribution (the latter two need "
+                                        "relation/subject columns)")) -> None:
     """Evaluate a system: label the sample it needs, then re-estimate every system."""
     df, src, kind = read_table(output, "submission")
     if len(df) == 0:
@@ -146,7 +150,7 @@ def submit(name: str = typer.Argument(..., help="Campaign name"),
                               expected="a label for every item of the submission")
     _, camp = _open(store, name)
     rep = camp.submit(system, keys[first].tolist(), CallableLabels(table.__getitem__, "gold"),
-                      structure[first].reset_index(drop=True))
+                      structure[first].reset_index(drop=True), sampling=sampling)
     e = rep.estimates["precision"]
     out.print(f"{system}: {rep.draws} draws, {rep.labels_used} new labels; precision "
               f"{e.estimate:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}]")

@@ -7,14 +7,17 @@ serves every system that output it). Submissions arrive one at a time; :meth:`su
 1. records the system, its output (fingerprint and keys) and its items' structure;
 2. asks the label source for every drawn item of the system that has no label yet (a claim in the
    label store first, so concurrent processes never ask one item twice);
-3. computes the system's precision interval from *every* labelled draw (mixture importance
-   sampling, :mod:`assay.ondemand.joint`); if wider than the target half-width, plans the least
+3. draws in two stages (Stein's two-stage rule, :func:`assay.ondemand.planning.next_draws`): a
+   first stage whose size is fixed before any of the system's labels (from the target width and
+   the part of its output no earlier system output), labelled as in 2; then, from *every*
+   labelled draw (mixture importance sampling, :mod:`assay.ondemand.joint`), the system's
+   precision interval, and if wider than the target half-width one second stage: the least
    number of new draws — from the system's output, from the part of it no earlier system
    output, or from a fill proposal that raises its least-sampled items to one level, whichever
    needs fewest new labels — that brings the planning variance to the target
-   (:mod:`assay.ondemand.planning`), within the per-submission and campaign caps, stores the
-   draws (one transaction) and returns to 2 — at most
-   :data:`MAX_ROUNDS` rounds.
+   (:mod:`assay.ondemand.planning`), within the per-submission and campaign caps; each stage's
+   draws are stored in one transaction. The submission then stops: it never samples on until
+   its realised width happens to be met (optional stopping biased early-stopping systems).
 
 Everything is driven by what the store holds (draws, judgments, the finished flag) and the draws
 of round r come from a generator seeded by (campaign seed, system order, r): a campaign killed at
@@ -174,26 +177,39 @@ class OnDemandCampaign:
 
     # -- submissions -------------------------------------------------------------------------
     def submit(self, name: str, items: Sequence[str], source: LabelSource,
-               structure: pd.DataFrame | None = None) -> SystemReport:
+               structure: pd.DataFrame | None = None, sampling: str = "instance"
+               ) -> SystemReport:
         """Evaluate (or resume evaluating) system ``name`` whose output is ``items``
-        (canonical keys, duplicates collapsed); labels come from ``source``."""
+        (canonical keys, duplicates collapsed); labels come from ``source``. ``sampling``:
+        ``instance`` (uniform draws from the output or its novel part, the default), or
+        ``relation`` / ``entity``: every draw of the submission from that level's
+        distribution over its output (:mod:`assay.ondemand.structured`; per relation, or
+        entity → fill → mention), made from its ``structure`` columns and kept in the store as
+        its fill proposal; its labels serve every level's scores by reweighting."""
         keys = list(dict.fromkeys(str(k) for k in items))
         if not keys:
             raise AssayInputError(f"system {name!r}", "empty output",
                                   expected="at least one item")
+        if sampling not in structured.LEVELS:
+            raise AssayInputError("--sampling", sampling,
+                                  expected=" or ".join(structured.LEVELS))
+        if sampling != "instance" and (structure is None or not {"relation", "subject"}
+                                       & set(getattr(structure, "columns", ()))):
+            raise AssayInputError("--sampling", sampling, expected="a structure with relation "
+                                  "and subject columns for the submission's items")
         sysrow, _ = self.od.add_system(self.row.id, name, fingerprint(keys), keys, structure)
         try:
             for _ in range(MAX_ROUNDS + 1):
                 st = self.state()
                 self._label(st, sysrow.id, source)
-                if sysrow.finished or self._sample_more(self.state(), sysrow) == 0:
+                if sysrow.finished or self._sample_more(self.state(), sysrow, sampling) == 0:
                     break
         finally:
             self.labels.release(self.row.dataset, self.token)
         rep = self.report()
         return next(s for s in rep.systems if s.name == name)
 
-    def _sample_more(self, st: State, sysrow: SystemRow) -> int:
+    def _sample_more(self, st: State, sysrow: SystemRow, sampling: str = "instance") -> int:
         """Plan and store the next round of draws for the system; 0 (and the system marked
         finished) when its interval is narrow enough or a cap or the last round is reached."""
         target = next(k for k, s in enumerate(st.systems) if s.id == sysrow.id)
@@ -202,9 +218,10 @@ class OnDemandCampaign:
         room = self.row.submission_cap - own
         if self.row.campaign_cap is not None:
             room = min(room, self.row.campaign_cap - int(np.count_nonzero(st.first_by)))
+        kinds = planning.KINDS if sampling == "instance" else (joint.FILL,)
         d, kind = joint.next_draws(st.uni, st.src, st.item, st.f, target, rounds, room,
                                    self.row.half_width, self.row.confidence, MAX_ROUNDS,
-                                   MINIMUM_DRAWS)
+                                   MINIMUM_DRAWS, kinds=kinds)
         if d == 0:
             self.od.finish(sysrow.id)
             return 0
@@ -212,7 +229,8 @@ class OnDemandCampaign:
         if kind == joint.FILL:
             have = st.uni.fill is not None and bool(st.uni.fill[:, target].any())
             dens = (st.uni.fill[:, target] if have and st.uni.fill is not None
-                    else planning.new_fill(st.uni, st.src, st.f, target, d))
+                    else planning.new_fill(st.uni, st.src, st.f, target, d)
+                    if sampling == "instance" else self._level_density(st, sampling, target))
             picks = rng.choice(len(st.keys), size=d, p=dens / dens.sum())
             on = np.flatnonzero(dens > 0)
             self.od.add_draws(self.row.id, sysrow.id, rounds, st.keys[picks], dens[picks], kind,
@@ -316,6 +334,12 @@ class OnDemandCampaign:
         labelled = int(np.count_nonzero(st.first_by & ~np.isnan(st.f)))
         return CampaignReport(self.row, systems, labelled,
                               0 if st.units is None else len(st.units.true_items), notes)
+
+    def _level_density(self, st: State, level: str, target: int) -> np.ndarray:
+        """System ``target``'s distribution at ``level`` over the universe's rows."""
+        sdf = self.od.structure(self.row.id).set_index("item").reindex(list(st.keys))
+        rel, sub, fil = structured.structure_codes(sdf, len(st.keys))
+        return structured.level_density(st.uni.memb[:, [target]], rel, sub, fil, level)[:, 0]
 
     def _at_level(self, st: State, level: str) -> State:
         """The state with the systems' target densities at ``level``."""

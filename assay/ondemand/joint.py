@@ -138,9 +138,35 @@ class Universe:
                                             + extra))
         _, first, inv, mult = np.unique(key, return_index=True, return_inverse=True,
                                         return_counts=True)
-        out = (t, q, first, np.asarray(inv).reshape(-1), mult)
+        inv = np.asarray(inv).reshape(-1)
+        if self.fill is not None and not np.array_equal(q, q[first][inv]):
+            # a fill that is no function of the membership (structured sampling: a level's
+            # distribution, :mod:`assay.ondemand.structured`) splits the patterns further
+            fill = np.ascontiguousarray(self.fill, dtype=np.float64).view(np.uint8)
+            key = _row_keys(np.column_stack([key.view(np.uint8).reshape(len(key), -1), fill]))
+            _, first, inv, mult = np.unique(key, return_index=True, return_inverse=True,
+                                            return_counts=True)
+            inv = np.asarray(inv).reshape(-1)
+        out = (t, q, first, inv, mult)
         self._cache["groups"] = out
         return out
+
+    def strata(self) -> np.ndarray | None:
+        """Per row, a code of its proposal densities where they differ between items of one
+        membership pattern (an ``own`` density or a structured fill, drawn by a level's
+        distribution); None where the membership decides them (every set uniform on a
+        membership region). Within a stratum every proposal is uniform."""
+        if "strata" not in self._cache:
+            out = None
+            if self.own is not None or self.fill is not None:
+                q = np.ascontiguousarray(self.proposals())
+                _, inv = np.unique(q, axis=0, return_inverse=True)
+                _, by_memb = np.unique(self.memb, axis=0, return_inverse=True)
+                inv, by_memb = np.asarray(inv).reshape(-1), np.asarray(by_memb).reshape(-1)
+                if len(np.unique(np.column_stack([by_memb, inv]), axis=0)) > by_memb.max() + 1:
+                    out = inv
+            self._cache["strata"] = out
+        return self._cache["strata"]
 
 
 def _row_keys(a: np.ndarray) -> np.ndarray:
@@ -229,10 +255,12 @@ def _moments(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
             mu[i, 0], cov[i, 0, 0] = e[0], c[0, 0]
     # floors: the post-stratified variance over membership regions (assay.ondemand.regions;
     # the delta variance vanishes when every labelled draw of an output is true)
-    pool = region_variance(uni.memb, item, f, None) if np.isfinite(mu[:, 1]).any() else 0.0
+    strata = uni.strata()
+    pool = (region_variance(uni.memb, item, f, None, strata) if np.isfinite(mu[:, 1]).any()
+            else 0.0)
     for i in pis:
         if np.isfinite(mu[i, 0]):
-            cov[i, 0, 0] = max(cov[i, 0, 0], region_variance(uni.memb, item, f, i))
+            cov[i, 0, 0] = max(cov[i, 0, 0], region_variance(uni.memb, item, f, i, strata))
         if np.isfinite(mu[i, 1]):
             cov[i, 1, 1] = max(cov[i, 1, 1], pool)
     return mu, cov

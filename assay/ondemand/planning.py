@@ -32,20 +32,21 @@ RATE_MODEL = True
 FILL_PLAN = True
 CALIBRATION = (0.25, 4.0)
 TWO_STAGE = True
+KINDS = (OWN, NOVEL, FILL)
 
 
 def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
          half_width: float, confidence: float, cap: int, minimum: int = 10,
-         normalised: bool = True) -> tuple[int, str]:
+         normalised: bool = True, kinds: tuple[str, ...] = KINDS) -> tuple[int, str]:
     """:func:`_plan`'s draws, raised to what the variance floor of the estimate needs
     (:func:`region_draws`: the post-stratified variance over the output's regions,
-    :mod:`assay.ondemand.regions`), within ``cap``."""
+    :mod:`assay.ondemand.regions`), within ``cap``; ``kinds``: the sets allowed."""
     d, kind = _plan(uni, src, item, f, target, half_width, confidence, cap, minimum,
-                    normalised)
+                    normalised, kinds)
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     low = min(d, cap)
     need = region_draws(uni, item, f, target, kind, half_width, z, low, cap)
-    if need >= cap and kind == NOVEL:       # the novel part alone cannot lower the floor of
+    if need >= cap and kind == NOVEL and OWN in kinds:   # the novel part alone cannot lower the floor of
         own = region_draws(uni, item, f, target, OWN, half_width, z, low, cap)   # the rest
         if own < cap:
             return own, OWN
@@ -55,17 +56,21 @@ def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target
 def region_draws(uni: Universe, item: np.ndarray, f: np.ndarray, target: int, kind: str,
                  half_width: float, z: float, low: int, cap: int) -> int:
     """The least d in [low, cap] (cap if none) of new draws from system ``target``'s
-    ``kind`` set (own or fill: its output; novel: its novel part, both taken as uniform over
-    the set) whose expected new labels per region bring z·√V (the post-stratified floor) to
+    ``kind`` set (own: its output; novel: its novel part, both uniform over the set; fill: the
+    fill proposal's density once it exists, else taken as uniform over the output) whose expected new labels per region bring z·√V (the post-stratified floor) to
     ``half_width``, each region's new labels true at its Jeffreys posterior mean rate.
 
     >>> uni = Universe(np.array([[1, 0], [1, 1], [1, 1], [1, 0]], dtype=bool))
     >>> region_draws(uni, np.array([1, 2]), np.array([1.0, 1.0]), 0, OWN, 0.2, 1.96, 1, 50)
     3
     """
-    where, size, n, k = regions(uni.memb, item, f, target)
+    where, size, n, k = regions(uni.memb, item, f, target, uni.strata())
     members = uni.memb[:, target] if kind != NOVEL else uni.novel()[:, target]
     into = np.bincount(where[members], minlength=len(size)) / max(int(members.sum()), 1)
+    if kind == FILL and uni.fill is not None and uni.fill[:, target].any():
+        dens = np.asarray(uni.fill[:, target], dtype=np.float64)    # its own shape
+        on = where >= 0
+        into = np.bincount(where[on], weights=dens[on], minlength=len(size)) / dens.sum()
     rate = (k + 0.5) / (n + 1)
 
     def ok(d: int) -> bool:
@@ -83,7 +88,7 @@ def region_draws(uni: Universe, item: np.ndarray, f: np.ndarray, target: int, ki
 
 def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
           half_width: float, confidence: float, cap: int, minimum: int = 10,
-          normalised: bool = True) -> tuple[int, str]:
+          normalised: bool = True, kinds: tuple[str, ...] = KINDS) -> tuple[int, str]:
     """How many new draws, and from which of system ``target``'s sets (own, novel or fill),
     bring its planning variance (module docstring) to ``half_width``, given every draw so
     far. A set not drawn from yet gets at least ``minimum`` draws (a set of two draws has a
@@ -110,19 +115,23 @@ def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, targe
                                  normalised)
     unlabelled = np.ones(len(uni.memb))
     unlabelled[item[ok]] = 0.0
-    best: tuple = (True, math.inf, cap + 1, OWN)   # (misses the width, new labels, draws, set)
+    best: tuple = (True, math.inf, cap + 1, kinds[0])   # (misses the width, new labels, draws, set)
     for kind, k in ((OWN, target), (NOVEL, m + target), (FILL, 2 * m + target)):
+        if kind not in kinds:
+            continue
         if kind == NOVEL and (target == 0 or not uni.novel()[:, target].any()):
             continue
         if kind == NOVEL and fresh and n[:target].sum() == 0:
             continue
-        if kind == FILL and (n[k] == 0 and (not FILL_PLAN or n.sum() == 0)):
+        if kind == FILL and (n[k] == 0 and (not FILL_PLAN or n.sum() == 0)) and \
+                kinds != (FILL,):
             continue
         if not fresh and n[k] == 0 and kind != FILL:
             continue
         least = min(minimum, cap) if n[k] == 0 else 1
         try:
-            if kind == FILL and n[k] == 0:
+            if kind == FILL and n[k] == 0 and not (uni.fill is not None
+                                                    and uni.fill[:, target].any()):
                 d = _fill_needed(uni, n, target, half_width, z, cap, least, normalised, rates)
                 dens = fill_density(uni, n, target, d)
             else:
@@ -248,8 +257,8 @@ def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, 
 
 def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
                rounds: int, room: int, half_width: float, confidence: float,
-               max_rounds: int = 4, minimum: int = 10, normalised: bool = True
-               ) -> tuple[int, str]:
+               max_rounds: int = 4, minimum: int = 10, normalised: bool = True,
+               kinds: tuple[str, ...] = KINDS) -> tuple[int, str]:
     """The on-demand rule for a submission (the campaign and the simulations share it): the
     number of draws of round ``rounds`` and their set; 0 — stop. Within ``room`` (what the caps
     leave). A new fill proposal's density is :func:`new_fill` of the same arguments.
@@ -268,6 +277,10 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
     half-width is at most the target, a system of precision 0.94 on FEBRL stopped early with
     its estimate 10 SE high and its 95% interval covering 0.565, at a 0.05 target).
 
+    ``kinds``: the sets the submission may draw from; ``(FILL,)`` for structured sampling
+    (its fill proposal is then a level's distribution over its output, set before its first
+    draw: :mod:`assay.ondemand.structured`), whose first stage covers the whole output.
+
     With ``TWO_STAGE = False``, the sequential rule (kept for comparison): stop when the
     realised half-width is at most ``half_width`` or after ``max_rounds`` rounds, else plan.
     """
@@ -275,18 +288,21 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
         if room <= 0 or rounds >= (min(2, max_rounds) if TWO_STAGE else max_rounds):
             return 0, OWN
         if TWO_STAGE and rounds == 0:
+            if kinds == (FILL,):
+                return min(first_stage(uni, target, half_width, confidence, minimum,
+                                       share=1.0), room), FILL
             return min(first_stage(uni, target, half_width, confidence, minimum), room), \
                 (NOVEL if target > 0 and uni.novel()[:, target].any() else OWN)
         _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
         if hw <= half_width:
             return 0, OWN
         d, kind = plan(uni, src, item, f, target, half_width, confidence, room, minimum,
-                       normalised)
+                       normalised, kinds)
     return max(2, min(d, room)) if room >= 2 else room, kind
 
 
 def first_stage(uni: Universe, target: int, half_width: float, confidence: float,
-                minimum: int = 10) -> int:
+                minimum: int = 10, share: float | None = None) -> int:
     """The first stage of :func:`next_draws`, fixed before any of the submission's labels: n₀
     draws from its novel part (its output when it has none or comes first), the least n₀ ≥
     ``minimum`` such that the most optimistic first stage — every draw true — would give the
@@ -294,15 +310,16 @@ def first_stage(uni: Universe, target: int, half_width: float, confidence: float
     s·(1 − B⁻¹(α/2; n₀ + ½, ½))/2 ≤ ε, B⁻¹ the Beta quantile (Brown, Cai & DasGupta 2001,
     Statist. Sci. 16: 101–133, the Jeffreys interval; its width at zero failures is the least
     any sample of n₀ can have, so a smaller first stage could not back the width whatever it
-    shows).
+    shows). ``share``: the share drawn (default: the novel part's).
 
     >>> uni = Universe(np.array([[1, 0], [1, 1], [1, 1], [1, 0]], dtype=bool))
     >>> first_stage(uni, 0, 0.03, 0.95), first_stage(uni, 0, 0.05, 0.95)
     (41, 24)
     """
-    members = uni.memb[:, target]
-    novel = uni.novel()[:, target] if target > 0 else members
-    share = float(novel.sum()) / max(float(members.sum()), 1.0) if novel.any() else 1.0
+    if share is None:
+        members = uni.memb[:, target]
+        novel = uni.novel()[:, target] if target > 0 else members
+        share = float(novel.sum()) / max(float(members.sum()), 1.0) if novel.any() else 1.0
     alpha = 1 - confidence
 
     def ok(n: int) -> bool:

@@ -7,8 +7,9 @@ drawn. On the FEBRL test bed a later system's false links sit in the part of its
 earlier system produced; when its first draws there happen to be true it reported precision
 1 ± 0 and stopped (bench/out/febrl_in_turn.md: coverage 0.005 for some systems).
 
-Split an output X into regions R_r, the sets of items output by the same set of systems. Every
-proposal of the campaign is uniform within a region (a system's output, its novel part), so the
+Split an output X into regions R_r, the sets of items output by the same set of systems (split
+further where structured sampling's proposals are not uniform on them). Every proposal of the
+campaign is then uniform within a region (a system's output, its novel part), so the
 distinct labelled items of a region are a simple random sample of it, and precision
 P = Σ_r s_r μ_r with known shares s_r = |R_r|/|X|. Its post-stratified variance (Cochran 1977,
 §5A.9), with the Jeffreys posterior variance of each region's rate (k_r true of n_r labelled;
@@ -30,11 +31,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def regions(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | None
+def regions(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | None,
+            strata: np.ndarray | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """System ``target``'s output (None: the pool) split into membership regions: each
     universe row's region (−1 outside), and per region its size, distinct labelled items and
     the true ones among them (``item``/``f``: the draws' universe rows and labels, NaN unlabelled).
+    ``strata`` (per row, :meth:`assay.ondemand.joint.Universe.strata`): split the regions
+    further where a proposal is not uniform on them (structured sampling draws by a level's
+    distribution), so that draws stay uniform within each region.
 
     >>> memb = np.array([[1, 0], [1, 1], [0, 1]], dtype=bool)
     >>> [a.tolist() for a in regions(memb, np.array([0, 1, 1]), np.array([1.0, 0.0, 0.0]), 0)]
@@ -42,7 +47,8 @@ def regions(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | Non
     """
     rows = memb[:, target] if target is not None else np.ones(len(memb), dtype=bool)
     mine = np.flatnonzero(rows)
-    _, region = np.unique(memb[mine], axis=0, return_inverse=True)
+    rows_of = memb[mine] if strata is None else np.column_stack([memb[mine], strata[mine]])
+    _, region = np.unique(rows_of, axis=0, return_inverse=True)
     where = np.full(len(memb), -1)
     where[mine] = region.ravel()
     size = np.bincount(where[mine]).astype(np.float64)
@@ -66,10 +72,10 @@ def post_stratified_variance(size: np.ndarray, n: np.ndarray, k: np.ndarray) -> 
     return float(np.sum(share ** 2 * np.maximum(1 - n / size, 0.0) * v))
 
 
-def region_variance(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | None
-                    ) -> float:
+def region_variance(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | None,
+                    strata: np.ndarray | None = None) -> float:
     """The floor V for system ``target``'s precision (None: the pool's); see the module."""
-    _, size, n, k = regions(memb, item, f, target)
+    _, size, n, k = regions(memb, item, f, target, strata)
     return post_stratified_variance(size, n, k)
 
 

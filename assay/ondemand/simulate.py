@@ -44,9 +44,11 @@ class InTurn:
 
 def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
             confidence: float = 0.90, seed: int = 0, submission_cap: int = 1000,
-            campaign_cap: int | None = None) -> InTurn:
+            campaign_cap: int | None = None, sampling: np.ndarray | None = None) -> InTurn:
     """Run the campaign over systems 0, 1, … of ``memb`` (items × systems) in turn;
-    ``half_width`` one target for all, or one per system."""
+    ``half_width`` one target for all, or one per system. ``sampling`` (items × systems): each
+    system's level distribution (:func:`assay.ondemand.structured.level_density`) to draw
+    every one of its draws from, as ``OnDemandCampaign.submit(..., sampling=level)``."""
     m = memb.shape[1]
     targets = np.broadcast_to(np.asarray(half_width, dtype=np.float64), (m,))
     system: list[int] = []
@@ -71,14 +73,16 @@ def in_turn(memb: np.ndarray, truth: np.ndarray, half_width: float | np.ndarray,
             room = submission_cap - own
             if campaign_cap is not None:
                 room = min(room, campaign_cap - len(seen))
+            allowed = planning.KINDS if sampling is None else (joint.FILL,)
             d, kind = planning.next_draws(uni, s, it, f, t, r, room, float(targets[t]),
-                                       confidence, MAX_ROUNDS, MINIMUM_DRAWS)
+                                          confidence, MAX_ROUNDS, MINIMUM_DRAWS, kinds=allowed)
             if d == 0:
                 break
             rng = np.random.default_rng([seed, t, r])
             if kind == joint.FILL:
                 if not fill[:, t].any():
-                    fill[rows, t] = planning.new_fill(uni, s, f, t, d)
+                    fill[rows, t] = (planning.new_fill(uni, s, f, t, d) if sampling is None
+                                     else sampling[rows, t])
                 dens = fill[rows, t]
                 picks = rows[rng.choice(len(rows), size=d, p=dens / dens.sum())]
             else:
