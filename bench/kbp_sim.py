@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assay.core.mixture_variance import model_variance  # noqa: E402
-from assay.ondemand import joint  # noqa: E402
+from assay.ondemand import joint, planning  # noqa: E402
 from assay.ondemand.simulate import in_turn  # noqa: E402
 
 Z90 = 1.6448536269514722
@@ -134,11 +134,15 @@ def main() -> None:
     ap.add_argument("--exhaustive", type=int, default=100)
     ap.add_argument("--world-seed", type=int, default=2015)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--sequential", action="store_true",
+                    help="in turn by the earlier sequential rule (planning.TWO_STAGE = False)")
     ap.add_argument("--turn-only", action="store_true",
                     help="run only the in-turn part and replace its section of --out")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
                     / "kbp_sim.md")
     args = ap.parse_args()
+    if args.sequential:
+        planning.TWO_STAGE = False
     started = time.time()
     w = build(args.world_seed, args.docs, args.per_doc, args.false_ratio)
     memb, truth = w["memb"], w["truth"]
@@ -231,10 +235,16 @@ def main() -> None:
         lines += [f"## All 40 systems in turn at the precision width of 500 per-system labels "
                   f"({args.turn_reps} repetitions)", "",
                   "Each arriving system is sampled by the campaign's rule "
-                  "(assay.ondemand.planning: the least draws from its own output, its novel "
-                  "part or its fill proposal under the planning variance with a rate per "
-                  "membership pattern, then calibrated top-up rounds until its realised "
-                  "90% half-width is at most z·√(p(1−p)/500), p its true precision).", "",
+                  "(assay.ondemand.planning.next_draws"
+                  + (", the sequential rule: the least draws from its own output, its novel "
+                     "part or its fill proposal under the planning variance with a rate per "
+                     "membership pattern, then calibrated top-up rounds until its realised "
+                     if not planning.TWO_STAGE else
+                     ", Stein's two-stage rule: a first stage fixed in advance from the target "
+                     "and the novel share of its output, then one second stage, the least "
+                     "draws from its own output, its novel part or its fill proposal under the "
+                     "planning variance calibrated on the first stage, unless the first stage's ")
+                  + "90% half-width is at most z·√(p(1−p)/500), p its true precision).", "",
                   f"Precision labels needed for all 40 systems: mean {np.mean(labels):,.0f} "
                   f"(range {min(labels):,}–{max(labels):,}) against 20,000 for per-system "
                   f"sampling and the published ≈{PUBLISHED['labels']:,}; target ≤ 3,000. At the "
