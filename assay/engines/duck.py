@@ -388,20 +388,40 @@ class DuckDBEngine(Engine):
 
     def _first_filter(self, edges: OrderKeys, sizes: np.ndarray, thr: list[int], h: str,
                       params: dict) -> str:
+        """A cheap filter ahead of the exact one: a set W of strata kept whole by their score
+        ranges, the rest by the largest hash threshold among them. The cheapest W (rows
+        passing: Σ_W N_h + max_{h∉W} q_h · Σ_{h∉W} N_h) is a set of the strata of highest
+        q_h, so only those K + 1 sets are tried."""
         q = np.array([t / 2.0**64 for t in thr])
         k = len(thr)
-        # rows passing with cut m: all of strata < m, and q_max(m…) of the rest
-        head = np.concatenate([[0], np.cumsum(sizes)])
-        tail_q = np.array([q[m:].max() if m < k else 0.0 for m in range(k + 1)])
+        order = np.argsort(-q, kind="stable")
+        sz = sizes[order].astype(np.float64)
+        head = np.concatenate([[0.0], np.cumsum(sz)])
+        tail_q = np.array([q[order[m:]].max() if m < k else 0.0 for m in range(k + 1)])
         cost = head + tail_q * (head[-1] - head)
         m = int(np.argmin(cost))
+        whole = np.zeros(k, dtype=bool)
+        whole[order[:m]] = True
         parts = []
-        if m > 0:
-            params["top"] = float(edges.score[m - 1]) if m - 1 < len(edges) else float("-inf")
-            parts.append("__s >= $top")
+        a = 0
+        while a < k:                            # runs of consecutive whole strata
+            if not whole[a]:
+                a += 1
+                continue
+            b = a
+            while b + 1 < k and whole[b + 1]:
+                b += 1
+            conds = []
+            if b < k - 1:                       # scores ≥ the run's last edge …
+                params[f"wlo{a}"] = float(edges.score[b])
+                conds.append(f"__s >= $wlo{a}")
+            if a > 0:                           # … and ≤ the edge above it (ties: a superset)
+                params[f"whi{a}"] = float(edges.score[a - 1])
+                conds.append(f"__s <= $whi{a}")
+            parts.append("(" + " AND ".join(conds) + ")" if conds else "TRUE")
+            a = b + 1
         if m < k:
-            t = max(thr[m:])
-            parts.append(f"{h} <= {t}::UBIGINT")
+            parts.append(f"{h} <= {max(thr[j] for j in order[m:])}::UBIGINT")
         return " OR ".join(parts) if parts else "TRUE"
 
     def segment_prior_sums(self, edges: OrderKeys, probability: str | None = None
