@@ -65,11 +65,16 @@ def plot_png(rep: CampaignReport) -> bytes | None:
 
 
 def score_rows(rep: CampaignReport) -> list[dict[str, Any]]:
+    """One row per system: each measure as ``estimate [low, high]`` (campaign_report's cell),
+    an em dash while it has no estimate yet (no label)."""
     from assay.interfaces.campaign_report import cell
+
+    def show(e: Any) -> str:
+        return "—" if e is None or e.estimate != e.estimate else cell(e)
     return [{"system": s.name, "size": s.size, "labels": s.labels_used,
-             "finished": s.finished, "precision": cell(s.estimates.get("precision")),
-             "recall": cell(s.estimates.get("recall")), "f1": cell(s.estimates.get("f1")),
-             "pooled_recall": cell(s.estimates.get("pooled_recall"))} for s in rep.systems]
+             "finished": s.finished, "precision": show(s.estimates.get("precision")),
+             "recall": show(s.estimates.get("recall")), "f1": show(s.estimates.get("f1")),
+             "pooled_recall": show(s.estimates.get("pooled_recall"))} for s in rep.systems]
 
 
 def split_key(item: str) -> list[str]:

@@ -214,3 +214,25 @@ def test_exhaustive_annotation_of_a_document(browser, site):
         "d1": {"Ann Lee\tper:employee_of\tAcme", "Ann Lee\tper:title\tchief engineer"},
         "d2": set()}
     page.close()
+
+
+def test_every_page_fits_a_phone(browser, site):
+    svc, er, base, shots = site
+    ctx = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True)
+    wide = []
+    for who, paths in (("alice", ["/scores?campaign=er", "/submit", "/tokens",
+                                  "/submissions/1"]),
+                       ("root", ["/admin"]), ("ann1", ["/annotate?campaign=er",
+                                                       "/exhaustive?campaign=er"])):
+        page = ctx.new_page()
+        _login(page, base, who)
+        for path in paths:
+            page.goto(f"{base}{path}")
+            name = path.strip("/").split("?")[0].replace("/", "-")
+            page.screenshot(path=str(shots / f"phone-{name}.png"), full_page=True)
+            if page.evaluate("document.documentElement.scrollWidth") > 375:
+                wide.append(path)
+        page.close()
+        ctx.clear_cookies()
+    ctx.close()
+    assert not wide, f"pages wider than a phone: {wide}"
