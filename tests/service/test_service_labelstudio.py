@@ -55,8 +55,8 @@ def test_export_and_import(service):
 
 def test_flagging_rule_and_kappa(service):
     """An annotator who disagrees with the majority on 12 of 40 items (30%, > 10) is flagged;
-    one who disagrees on 8 of 40 (20%, not more than 10) is not (never both on one item); Fleiss' kappa as computed by
-    hand from the same counts."""
+    one who disagrees on 8 of 40 (20%, not more than 10) is not (never both on one item);
+    Fleiss' kappa as computed by hand from the same counts."""
     from assay.labels.store import Judgment
     from assay.service import quality
     truth = {f"q{i}": i % 2 for i in range(40)}
