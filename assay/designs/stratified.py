@@ -61,7 +61,11 @@ def neyman_weights(sizes: np.ndarray, positives: np.ndarray, s1: np.ndarray, s0:
 
 def schedule(n_h: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The strata of the draws in order: every stratum's first min(n_h, 2) draws round robin,
-    then the rest in a random order (one ``rng.permutation``)."""
+    then the rest in a random order (one ``rng.permutation``).
+
+    >>> schedule(np.array([3, 1]), np.random.default_rng(0)).tolist()
+    [0, 0, 1, 0]
+    """
     k = n_h.shape[0]
     first = np.repeat(np.arange(k), np.minimum(n_h, MIN_PER_STRATUM))
     rest = np.repeat(np.arange(k), n_h - np.minimum(n_h, MIN_PER_STRATUM))
@@ -72,7 +76,13 @@ def extra_allocation(n_h: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
                      budget: int) -> np.ndarray | None:
     """The extra draws per stratum that raise an allocation ``n_h`` to ``budget`` with the
     earlier n_h as floors (None when there is nothing to add): they go to the strata furthest
-    below the allocation of the new budget."""
+    below the allocation of the new budget.
+
+    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([1.0, 3.0]), 8).tolist()
+    [1, 3]
+    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([1.0, 3.0]), 4) is None
+    True
+    """
     extra = int(min(budget, int(sizes.sum()))) - int(n_h.sum())
     if extra <= 0:
         return None
