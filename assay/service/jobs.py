@@ -42,10 +42,15 @@ class NeedLabels(Exception):
 
 
 class QueueSource(LabelSource):
-    """The campaign's label source in the service: the queue's decided labels."""
+    """The campaign's label source in the service: an item is answered once the queue has
+    decided it, with the queue's majority or, when the campaign aggregates by Dawid–Skene, the
+    Dawid–Skene label of every vote of the campaign (crowd-kit; computed once per job run)."""
 
-    def __init__(self, store: LabelStore, campaign: str, annotator: str) -> None:
+    def __init__(self, store: LabelStore, campaign: str, annotator: str,
+                 aggregation: str = "majority") -> None:
         self.store, self.campaign, self.annotator = store, campaign, annotator
+        self.aggregation = aggregation
+        self._ds: dict[str, int] | None = None
 
     def label(self, index: int, key: str) -> int:
         q = queue_table
@@ -55,7 +60,22 @@ class QueueSource(LabelSource):
                 & q.c.resolved_at.is_not(None))).scalar()
         if v is None:
             raise NeedLabels(key)
+        if self.aggregation == "dawid-skene":
+            if self._ds is None:
+                self._ds = dawid_skene(self.store, self.campaign)
+            return int(self._ds.get(key, v))
         return int(v)
+
+
+def dawid_skene(store: LabelStore, campaign: str) -> dict[str, int]:
+    """Dawid–Skene labels (crowd-kit) of every item with a human vote in the campaign."""
+    from assay.service.quality import votes
+    v = votes(store, OnDemandCampaign.open(store, campaign).row)
+    if v.empty:
+        return {}
+    from crowdkit.aggregation import DawidSkene
+    got = DawidSkene(n_iter=100).fit_predict(v[["task", "worker", "label"]])
+    return {str(k): int(x) for k, x in got.items()}
 
 
 def read_upload(filename: str, data: bytes) -> pd.DataFrame:
@@ -164,8 +184,9 @@ def run_job(store: LabelStore, sid: int, worker: str | None = None) -> str:
     structure = (pd.read_json(_io(row.structure), orient="records", dtype=False)
                  if row.structure else None)
     try:
-        camp.submit(row.system, items, QueueSource(store, camp.row.name, camp.row.annotator),
-                    structure)
+        agg = queue.settings(store.engine, camp.row.name).aggregation
+        camp.submit(row.system, items,
+                    QueueSource(store, camp.row.name, camp.row.annotator, agg), structure)
     except NeedLabels:
         todo = _undecided(store, camp, row.system)
         k = queue.settings(store.engine, camp.row.name).k

@@ -4,6 +4,7 @@ submission, and the admin's page. Every form carries the session's CSRF token
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -186,17 +187,19 @@ def admin(request: Request, message: str | None = None) -> Response:
 async def admin_campaign(request: Request) -> Response:
     c, form = await need_post(request, "admin")
     store = store_of(request)
-    try:
+    try:     # every setting checked before the campaign is created
         name = str(form.get("name", "")).strip()
+        settings = queue.Settings(int(form.get("k") or queue.DEFAULT_K),
+                                  int(form.get("daily_limit") or queue.DEFAULT_DAILY_LIMIT),
+                                  str(form.get("aggregation") or "majority"))
+        half_width, seed = float(form.get("half_width") or 0.05), int(form.get("seed") or 0)
         camp = OnDemandCampaign.create(store, name, annotator="consensus",
-                                       half_width=float(form.get("half_width") or 0.05),
-                                       seed=int(form.get("seed") or 0))
-        queue.set_settings(store, camp.row.name, queue.Settings(
-            int(form.get("k") or queue.DEFAULT_K),
-            int(form.get("daily_limit") or queue.DEFAULT_DAILY_LIMIT)))
+                                       half_width=half_width, seed=seed)
+        queue.set_settings(store, camp.row.name, settings)
     except (AssayError, ValueError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
-    return RedirectResponse(f"/admin?message=campaign+{name}+created", status_code=303)
+    return RedirectResponse(f"/admin?message=campaign+{quote(name)}+created",
+                            status_code=303)
 
 
 @router.post("/admin/user")

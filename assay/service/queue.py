@@ -25,6 +25,7 @@ from assay.service.schema import campaign_settings_table, queue_table
 
 DEFAULT_K = 3
 DEFAULT_DAILY_LIMIT = 5
+AGGREGATIONS = ("majority", "dawid-skene")
 
 
 @dataclass(frozen=True)
@@ -33,20 +34,30 @@ class Settings:
 
     k: int = DEFAULT_K
     daily_limit: int = DEFAULT_DAILY_LIMIT
+    aggregation: str = "majority"           # or "dawid-skene"
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation {self.aggregation!r}: expected "
+                             f"{' or '.join(AGGREGATIONS)}")
+        if self.k < 1 or self.daily_limit < 0:
+            raise ValueError("k must be at least 1 and the daily limit not negative")
 
 
 def settings(engine: Engine, campaign: str) -> Settings:
     with engine.connect() as conn:
         row = conn.execute(select(campaign_settings_table).where(
             campaign_settings_table.c.campaign == campaign)).first()
-    return Settings() if row is None else Settings(int(row.k), int(row.daily_limit))
+    return Settings() if row is None else Settings(int(row.k), int(row.daily_limit),
+                                                   str(row.aggregation))
 
 
 def set_settings(store: LabelStore, campaign: str, s: Settings) -> None:
     t = campaign_settings_table
     with store.engine.begin() as conn:
         conn.execute(delete(t).where(t.c.campaign == campaign))
-        conn.execute(insert(t).values(campaign=campaign, k=s.k, daily_limit=s.daily_limit))
+        conn.execute(insert(t).values(campaign=campaign, k=s.k, daily_limit=s.daily_limit,
+                                      aggregation=s.aggregation))
 
 
 def decide(ones: int, zeros: int, k: int) -> tuple[int | None, int]:

@@ -6,8 +6,9 @@
 * ``sessions`` — server-side browser sessions (sha256 of the cookie's secret), each with its CSRF
   token and a revocation time;
 * ``audit`` — who did what when (a label, an undo, a login, a submission, a token revoked);
-* ``campaign_settings`` — the service's settings of a campaign: annotators per item (k) and a
-  team's daily submission limit;
+* ``campaign_settings`` — the service's settings of a campaign: annotators per item (k), a
+  team's daily submission limit, and how votes become the campaign's label (majority or
+  Dawid–Skene, revision 0003);
 * ``submissions`` — the job queue: one row per uploaded output, its state
   (pending → running → waiting ⇄ pending … → done | failed) and the items it waits for
   (``job_items``);
@@ -78,6 +79,8 @@ campaign_settings_table = Table(
     Column("campaign", String(NAME), primary_key=True),
     Column("k", Integer, nullable=False),
     Column("daily_limit", Integer, nullable=False),
+    Column("aggregation", String(16), nullable=False,            # revision 0003
+           server_default="majority"),                          # majority | dawid-skene
 )
 
 submissions_table = Table(

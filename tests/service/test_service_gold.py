@@ -42,7 +42,7 @@ def test_migration_0001_to_head(tmp_path):
     migrate.upgrade(store.engine, "0001")
     assert migrate.current(store.engine) == "0001"
     assert migrate.upgrade(store.engine) == "0001"
-    assert migrate.current(store.engine) == migrate.head() == "0002"
+    assert migrate.current(store.engine) == migrate.head() == "0003"
     assert gold.add_gold(store, "c", {"x": 1}) == 1
 
 
@@ -62,3 +62,36 @@ def test_costs_per_submission(service):
     assert got["answers"] == len(service.store.judgments("kb", "ann1"))
     assert got["cost"] == 0.5 * got["answers"] and a["cost"] == 0.5 * a["answers"]
     assert service.client("alice").get("/api/costs?campaign=kb").status_code == 403
+
+
+def test_dawid_skene_aggregation_and_migration_0003(tmp_path):
+    """A campaign aggregating by Dawid-Skene answers a decided item with crowd-kit's
+    Dawid-Skene label over every vote of the campaign; a bad setting on the admin form creates
+    no campaign; revision 0003 gives an older campaign's settings the majority."""
+    from service_helpers import make_service
+    svc = make_service(tmp_path, k=3)
+    queue.set_settings(svc.store, "kb", queue.Settings(3, 5, "dawid-skene"))
+    assert queue.settings(svc.store.engine, "kb").aggregation == "dawid-skene"
+    items = [f"z{i}" for i in range(12)]
+    queue.enqueue(svc.store, "kb", items, 3)
+    row = svc.camp.row
+    for i, item in enumerate(items):
+        for who, v in (("ann1", i % 2), ("ann2", i % 2), ("root", 1)):
+            queue.vote(svc.store, row, who, item, v)
+    ds = jobs.dawid_skene(svc.store, "kb")
+    src = jobs.QueueSource(svc.store, "kb", "consensus", "dawid-skene")
+    assert [src.label(0, i) for i in items] == [ds[i] for i in items] == [i % 2 for i in
+                                                                            range(12)]
+    root = svc.client("root")
+    r = root.post("/admin/campaign", data={"csrf": csrf_of(root, "/admin"), "name": "zz",
+                                           "aggregation": "median"})
+    assert r.status_code == 400 and "median" in r.text
+    from assay.service.views import campaigns
+    assert "zz" not in campaigns(svc.store)
+    store = LabelStore(tmp_path / "other.db")
+    migrate.upgrade(store.engine, "0002")
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO assay_svc_campaign_settings (campaign, k, daily_limit)"
+                             " VALUES ('old', 2, 4)")
+    assert migrate.upgrade(store.engine) == "0002"
+    assert queue.settings(store.engine, "old") == queue.Settings(2, 4, "majority")
