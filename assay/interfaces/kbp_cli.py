@@ -32,7 +32,10 @@ FILES = typer.Argument(..., help="Query files (*.xml), assessment files and run 
 def score(ctx: typer.Context) -> None:
     """CS-Score v2.4.4: the arguments of the cs-score command (-help lists them)."""
     from assay.scorers.csscore.cli import main as cs_main
-    raise typer.Exit(cs_main(list(ctx.args)))
+    args = list(ctx.args)
+    if args[:1] == ["--help"]:          # as the other assay commands; cs-score's own is -help
+        args[0] = "-help"
+    raise typer.Exit(cs_main(args))
 
 
 def _unit_interval(value: float, option: str) -> float:

@@ -51,6 +51,12 @@ def test_score_is_cs_score(name):
     assert res.stdout == (HERE / "expected" / f"{name}.out").read_text(encoding="utf-8")
 
 
+def test_score_help():
+    for flag in ("--help", "-help"):
+        res = _invoke(["score", flag])
+        assert res.exit_code == 0 and "-expand" in res.stdout and "-tabs" in res.stdout
+
+
 def test_score_bad_input_one_line(tmp_path):
     bad = tmp_path / "run.tab"
     bad.write_text(RUN_LINE.replace("0.9", "1.5") + "\n")
