@@ -42,7 +42,10 @@ def serve(ctx: typer.Context, store: str = STORE,
           host: str = typer.Option("127.0.0.1", "--host"),
           port: int = typer.Option(8000, "--port", min=0, max=65535),
           workers: bool = typer.Option(True, "--worker/--no-worker",
-                                       help="Run the jobs in this process")) -> None:
+                                       help="Run the jobs in this process"),
+          secure: bool = typer.Option(False, "--secure-cookies",
+                                      help="Cookies over HTTPS only (behind a TLS proxy)")
+          ) -> None:
     """Serve the pages and the API (or run a sub-command)."""
     ctx.obj = store
     if ctx.invoked_subcommand is not None:
@@ -52,7 +55,8 @@ def serve(ctx: typer.Context, store: str = STORE,
 
     from assay.service.app import create_app
     out.print(f"assay service on http://{host}:{port} (store {labels.location})")
-    uvicorn.run(create_app(labels, worker=workers), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(labels, worker=workers, secure_cookies=secure), host=host, port=port,
+                log_level="warning")
 
 
 @app.command()

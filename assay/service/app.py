@@ -96,9 +96,11 @@ def render(request: Request, name: str, c: Caller | None, status: int = 200,
                                       status_code=status)
 
 
-def create_app(store: LabelStore | str, worker: bool = False) -> FastAPI:
+def create_app(store: LabelStore | str, worker: bool = False,
+               secure_cookies: bool = False) -> FastAPI:
     """The application on ``store`` (a :class:`LabelStore`, an SQLite path or a URL); its
-    service tables are migrated first. With ``worker`` a background thread runs the jobs."""
+    service tables are migrated first. With ``worker`` a background thread runs the jobs;
+    with ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS)."""
     labels = store if isinstance(store, LabelStore) else LabelStore(store)
     migrate.upgrade(labels.engine)
     @asynccontextmanager
@@ -132,7 +134,8 @@ def create_app(store: LabelStore | str, worker: bool = False) -> FastAPI:
     def login_page(request: Request) -> Response:
         token = secrets.token_urlsafe(24)
         resp = render(request, "login.html", None, login_csrf=token)
-        resp.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict")
+        resp.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict",
+                        secure=secure_cookies)
         return resp
 
     @app.post("/login")
@@ -141,15 +144,20 @@ def create_app(store: LabelStore | str, worker: bool = False) -> FastAPI:
         token = request.cookies.get(LOGIN_COOKIE)
         if not token or not auth.csrf_ok(token, str(form.get("csrf") or "")):
             raise HTTPException(403, "CSRF token missing or wrong: reload the log-in page")
-        u = auth.check_password(labels.engine, str(form.get("name", "")),
-                                str(form.get("password", "")))
+        name = str(form.get("name", ""))[:200]
+        if auth.too_many_failures(labels.engine, name):
+            return render(request, "login.html", None, 429, login_csrf=token,
+                          error=f"too many failed log-ins: wait "
+                                f"{auth.FAILED_WINDOW_MINUTES} minutes")
+        u = auth.check_password(labels.engine, name, str(form.get("password", "")))
         if u is None:
-            auth.audit(labels.engine, str(form.get("name", ""))[:200], "login-failed")
+            auth.audit(labels.engine, name, "login-failed")
             return render(request, "login.html", None, 401, login_csrf=token,
                           error="wrong name or password")
         resp = RedirectResponse("/", status_code=303)
         resp.set_cookie(COOKIE, auth.new_session(labels.engine, u), httponly=True,
-                        samesite="lax", max_age=auth.SESSION_HOURS * 3600)
+                        samesite="lax", max_age=auth.SESSION_HOURS * 3600,
+                        secure=secure_cookies)
         resp.delete_cookie(LOGIN_COOKIE)
         return resp
 

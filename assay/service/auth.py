@@ -31,6 +31,7 @@ from assay.service.schema import (NAME, ROLES, audit_table, sessions_table, toke
                                   users_table)
 
 SESSION_HOURS = 12
+FAILED_LOGINS, FAILED_WINDOW_MINUTES = 10, 15
 _hasher = PasswordHasher()
 
 
@@ -92,6 +93,20 @@ def check_password(engine: Engine, name: str, password: str) -> User | None:
     except (VerificationError, InvalidHashError):
         return None
     return _user(row)
+
+
+def too_many_failures(engine: Engine, name: str) -> bool:
+    """True when ``name`` had :data:`FAILED_LOGINS` failed log-ins in the last
+    :data:`FAILED_WINDOW_MINUTES` minutes (then log-in is refused, even with the right
+    password, until the window passes)."""
+    from sqlalchemy import func
+    a = audit_table
+    since = now() - dt.timedelta(minutes=FAILED_WINDOW_MINUTES)
+    with engine.connect() as conn:
+        n = conn.execute(select(func.count()).select_from(a).where(
+            (a.c.action == "login-failed") & (a.c.user == name[:NAME]) & (a.c.at >= since))
+        ).scalar_one()
+    return int(n) >= FAILED_LOGINS
 
 
 def user_by_name(engine: Engine, name: str) -> User | None:
@@ -195,6 +210,6 @@ def audit(engine: Engine, user: str | None, action: str, campaign: str | None = 
         c.execute(insert(audit_table).values(**row))
 
 
-__all__ = ["SESSION_HOURS", "User", "add_user", "audit", "check_password", "csrf_ok", "digest",
+__all__ = ["FAILED_LOGINS", "SESSION_HOURS", "User", "add_user", "audit", "check_password", "csrf_ok", "digest",
            "end_session", "new_session", "new_token", "revoke_sessions", "revoke_token",
-           "session_user", "token_user", "user_by_name"]
+           "session_user", "token_user", "too_many_failures", "user_by_name"]

@@ -305,3 +305,18 @@ def test_exhaustive_bad_input_and_roles(service):
     assert ann.post("/exhaustive", data=bad).status_code == 403
     docs = OnDemandCampaign.open(service.store, "docs")
     assert docs.od.units(docs.row.id) == {}
+
+
+def test_failed_logins_are_limited(service):
+    from assay.service.auth import FAILED_LOGINS
+    from service_helpers import PASSWORD, login
+    c = service.client()
+    for _ in range(FAILED_LOGINS):
+        page = c.get("/login")
+        tok = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        assert c.post("/login", data={"name": "bob", "password": "nope", "csrf": tok}
+                      ).status_code == 401
+    tok = re.search(r'name="csrf" value="([^"]+)"', c.get("/login").text).group(1)
+    r = c.post("/login", data={"name": "bob", "password": PASSWORD, "csrf": tok})
+    assert r.status_code == 429 and "too many failed log-ins" in r.text
+    login(service.client(), "alice")                       # another user is not affected
