@@ -3,7 +3,8 @@ unit's text with its type (PER / ORG / GPE / DATE / TITLE), canonical mention an
 and the relation between mention pairs; finishing the document records the unit's true items
 (``subject canonical <TAB> relation <TAB> object canonical``, the key of ``assay campaign
 submit --key subject,relation,object``) with :meth:`OnDemandCampaign.annotate_units`, and the
-mentions in the audit log. The documents are the campaign's kept records with a ``text`` field
+mentions (``assay_svc_mentions``). Unlinked mentions are then clustered across documents
+(``/clusters``: each gets a cluster name, the same name for the same entity). The documents are the campaign's kept records with a ``text`` field
 (``POST /api/records``); one already annotated is not offered again.
 
 >>> true_items([{"text": "Ann", "type": "PER", "canonical": "Ann Lee"},
@@ -19,15 +20,16 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 
 from assay.errors import AssayError, AssayInputError
 from assay.formats.pool import KEY_SEPARATOR
+from assay.labels.schema import now
 from assay.ondemand import OnDemandCampaign
 from assay.service import views
 from assay.service.app import need, need_post, render, store_of
 from assay.service.auth import audit
-from assay.service.schema import records_table
+from assay.service.schema import mentions_table, records_table
 
 TYPES = ("PER", "ORG", "GPE", "DATE", "TITLE")
 router = APIRouter()
@@ -91,18 +93,63 @@ async def finish(request: Request) -> Response:
     docs = dict(_documents(request, camp))
     if unit not in docs:
         raise HTTPException(404, "no such document to annotate")
-    try:
+    try:     # everything checked before the first write
         mentions = json.loads(str(form.get("mentions") or "[]"))
         relations = json.loads(str(form.get("relations") or "[]"))
         keys = true_items(mentions, relations, docs[unit])
-        camp.annotate_units({unit: keys})
+        corpus = camp.row.corpus_units
+        if corpus is None or len(camp.od.units(camp.row.id)) + 1 > corpus:
+            raise AssayInputError(f"campaign {campaign!r}", "its corpus's number of units is "
+                                  f"{corpus}", expected="more units than annotated (set with "
+                                  "assay campaign new --corpus-units)")
     except (ValueError, AssayError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
-    audit(store_of(request).engine, c.user.name, "exhaustive", campaign, unit,
-          {"mentions": mentions, "relations": relations, "true_items": len(keys)})
+    t, engine = mentions_table, store_of(request).engine
+    with engine.begin() as conn:
+        conn.execute(delete(t).where((t.c.campaign == campaign) & (t.c.unit == unit)))
+        if mentions:
+            conn.execute(t.insert(), [
+                {"campaign": campaign, "unit": unit, "position": k, "text": str(m["text"]),
+                 "type": m["type"], "canonical": str(m.get("canonical") or m["text"]).strip(),
+                 "link": str(m.get("link") or "").strip() or None, "annotator": c.user.name,
+                 "created_at": now()} for k, m in enumerate(mentions)])
+        audit(engine, c.user.name, "exhaustive", campaign, unit,
+              {"mentions": len(mentions), "relations": relations, "true_items": len(keys)},
+              conn=conn)
+    camp.annotate_units({unit: keys})
     msg = quote(f"document {unit} done ({len(keys)} true items)")
     return RedirectResponse(f"/exhaustive?campaign={quote(campaign)}&message={msg}",
                             status_code=303)
+
+
+# -- cross-document clustering of unlinked mentions ------------------------------------------
+@router.get("/clusters", response_class=HTMLResponse)
+def clusters(request: Request, campaign: str) -> Response:
+    """Every mention with no link, across the campaign's documents, with its cluster (default
+    suggestion: its canonical mention); the clusters given so far are offered."""
+    c = need(request, "annotator", "admin")
+    t = mentions_table
+    with store_of(request).engine.connect() as conn:
+        rows = conn.execute(select(t).where((t.c.campaign == campaign) & t.c.link.is_(None))
+                            .order_by(t.c.type, t.c.canonical, t.c.unit, t.c.position)).all()
+    names = sorted({r.cluster for r in rows if r.cluster})
+    return render(request, "clusters.html", c, campaign=campaign, rows=rows, names=names)
+
+
+@router.post("/clusters")
+async def clusters_post(request: Request) -> Response:
+    c, form = await need_post(request, "annotator", "admin")
+    campaign = str(form.get("campaign", ""))
+    given = {int(k[len("cluster_"):]): str(v).strip() for k, v in form.items()
+             if k.startswith("cluster_") and k[len("cluster_"):].isdigit()}
+    t, engine = mentions_table, store_of(request).engine
+    with engine.begin() as conn:
+        for mid, name in given.items():
+            conn.execute(update(t).where((t.c.id == mid) & (t.c.campaign == campaign)
+                                         & t.c.link.is_(None)).values(cluster=name or None))
+        audit(engine, c.user.name, "clusters", campaign, detail={"mentions": len(given)},
+              conn=conn)
+    return RedirectResponse(f"/clusters?campaign={quote(campaign)}", status_code=303)
 
 
 __all__ = ["TYPES", "router", "true_items"]

@@ -15,6 +15,8 @@
 * ``queue`` — the annotation queue: one row per (campaign, item) still to be labelled, how many
   annotators it needs now and, once resolved, the aggregated value;
 * ``records`` — what an annotator is shown of an item's records (an ER pair side by side);
+* ``mentions`` — the entity mentions marked in exhaustively annotated documents, and the
+  cross-document cluster given to each unlinked one (revision 0004);
 * ``gold`` — gold questions: items whose label is known, shown to annotators among the queued
   ones (they cannot tell which) to measure each annotator's accuracy (revision 0002).
 
@@ -126,6 +128,22 @@ gold_table = Table(
     Column("value", Integer, nullable=False),           # the known label of a gold question
 )
 
+mentions_table = Table(
+    "assay_svc_mentions", service_metadata,             # revision 0004
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign", String(NAME), nullable=False),
+    Column("unit", String(NAME), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("type", String(8), nullable=False),
+    Column("canonical", Text, nullable=False),
+    Column("link", Text, nullable=True),
+    Column("cluster", Text, nullable=True),             # cross-document cluster of an unlinked one
+    Column("annotator", String(NAME), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    UniqueConstraint("campaign", "unit", "position", name="uq_svc_mention"),
+)
+
 records_table = Table(
     "assay_svc_records", service_metadata,
     Column("campaign", String(NAME), primary_key=True),
@@ -138,6 +156,6 @@ Index("ix_assay_svc_sessions_user_id", sessions_table.c.user_id)
 Index("ix_assay_svc_queue_open", queue_table.c.campaign, queue_table.c.resolved_at)
 
 __all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "gold_table",
-           "job_items_table",
+           "job_items_table", "mentions_table",
            "queue_table", "records_table", "service_metadata", "sessions_table",
            "submissions_table", "tokens_table", "users_table"]

@@ -213,6 +213,9 @@ def test_exhaustive_annotation_of_a_document(browser, site):
     assert docs.od.units(docs.row.id) == {
         "d1": {"Ann Lee\tper:employee_of\tAcme", "Ann Lee\tper:title\tchief engineer"},
         "d2": set()}
+    page.goto(f"{base}/clusters?campaign=docs")                  # the unlinked mentions
+    assert page.locator("#mentions input").count() == 4
+    page.screenshot(path=str(shots / "clusters.png"), full_page=True)
     page.close()
 
 
@@ -223,7 +226,8 @@ def test_every_page_fits_a_phone(browser, site):
     for who, paths in (("alice", ["/scores?campaign=er", "/submit", "/tokens",
                                   "/submissions/1"]),
                        ("root", ["/admin"]), ("ann1", ["/annotate?campaign=er",
-                                                       "/exhaustive?campaign=er"])):
+                                                       "/exhaustive?campaign=er",
+                                                       "/clusters?campaign=er"])):
         page = ctx.new_page()
         _login(page, base, who)
         for path in paths:

@@ -320,3 +320,41 @@ def test_failed_logins_are_limited(service):
     r = c.post("/login", data={"name": "bob", "password": PASSWORD, "csrf": tok})
     assert r.status_code == 429 and "too many failed log-ins" in r.text
     login(service.client(), "alice")                       # another user is not affected
+
+
+def test_mentions_kept_and_clustered_across_documents(service):
+    import json
+    from assay.ondemand import OnDemandCampaign
+    from assay.service import views
+    from assay.service.schema import mentions_table
+    OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=10)
+    views.add_records(service.store, "docs", [{"id": "d1", "text": "Ann Lee met Bo."},
+                                              {"id": "d2", "text": "Ms Lee left."}])
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    for unit, ms in (("d1", [{"text": "Ann Lee", "type": "PER"},
+                             {"text": "Bo", "type": "PER", "link": "KB:7"}]),
+                     ("d2", [{"text": "Ms Lee", "type": "PER"}])):
+        r = ann.post("/exhaustive", data={"csrf": tok, "campaign": "docs", "unit": unit,
+                                          "mentions": json.dumps(ms), "relations": "[]"})
+        assert r.status_code == 303, r.text
+    page = ann.get("/clusters?campaign=docs").text
+    ids = [int(x) for x in re.findall(r'name="cluster_(\d+)"', page)]
+    assert len(ids) == 2 and "Bo" not in re.findall(r"<td>([^<]*)</td>", page)   # linked
+    r = ann.post("/clusters", data={"csrf": tok, "campaign": "docs",
+                                    **{f"cluster_{i}": "Ann Lee (1)" for i in ids}})
+    assert r.status_code == 303
+    with service.store.engine.connect() as conn:
+        got = conn.execute(select(mentions_table.c.unit, mentions_table.c.cluster).where(
+            mentions_table.c.link.is_(None))).all()
+    assert sorted(got) == [("d1", "Ann Lee (1)"), ("d2", "Ann Lee (1)")]
+    assert ann.post("/clusters", data={"campaign": "docs"}).status_code == 403    # no CSRF
+    assert service.client("alice").get("/clusters?campaign=docs").status_code == 403
+    OnDemandCampaign.create(service.store, "nocorpus", annotator="consensus")
+    views.add_records(service.store, "nocorpus", [{"id": "d1", "text": "x"}])
+    r = ann.post("/exhaustive", data={"csrf": tok, "campaign": "nocorpus", "unit": "d1",
+                                      "mentions": "[]", "relations": "[]"})
+    assert r.status_code == 400 and "corpus" in r.text
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(mentions_table).where(
+            mentions_table.c.campaign == "nocorpus")).scalar() == 0
