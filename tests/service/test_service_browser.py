@@ -76,7 +76,7 @@ def site(tmp_path):
                                            log_level="warning"))
     t = threading.Thread(target=server.run, daemon=True)
     t.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not server.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
