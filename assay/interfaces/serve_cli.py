@@ -4,6 +4,7 @@
 and serves the pages and the API with uvicorn, a background worker running the jobs.
 ``assay serve user NAME --role ROLE [--team T]`` adds a user (the password is read from the
 ``ASSAY_PASSWORD`` environment variable or asked for, never taken on the command line);
+``assay serve token NAME`` prints a new API token for a user (only its hash is kept);
 ``assay serve revoke-sessions NAME`` logs a user out everywhere; ``assay serve migrate`` only
 migrates. Bad input is one line, exit 2.
 """
@@ -79,6 +80,21 @@ def user(ctx: typer.Context, name: str = typer.Argument(..., help="Login name"),
                                                                 confirmation_prompt=True)
     add_user(_store(store or ctx.obj).engine, name, role, password, team)
     out.print(f"user {name!r} added ({role})")
+
+
+@app.command()
+@user_errors
+def token(ctx: typer.Context, name: str = typer.Argument(..., help="Login name"),
+          label: Optional[str] = typer.Option(None, "--label"),
+          store: Optional[str] = SUB_STORE) -> None:
+    """Make an API token for a user and print it (shown once; only its hash is kept)."""
+    from assay.service.auth import new_token, user_by_name
+    engine = _store(store or ctx.obj).engine
+    u = user_by_name(engine, name)
+    if u is None:
+        raise AssayInputError("user", f"no user {name!r}", expected="a user added with "
+                              "'assay serve user'")
+    out.print(new_token(engine, u, label)[1])
 
 
 @app.command("revoke-sessions")

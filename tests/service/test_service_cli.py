@@ -30,3 +30,16 @@ def test_serve_user_commands(tmp_path):
     res = runner.invoke(app, ["serve", "revoke-sessions", "root", "--store", db])
     assert res.exit_code == 0 and "0 sessions revoked" in res.output
     assert runner.invoke(app, ["serve", "migrate", "--store", db]).exit_code == 0
+
+
+def test_serve_token(tmp_path):
+    from assay.service.auth import token_user
+    db = str(tmp_path / "s.db")
+    env = {"ASSAY_PASSWORD": "a long password"}
+    assert runner.invoke(app, ["serve", "user", "ann", "--role", "annotator", "--store", db],
+                         env=env).exit_code == 0
+    res = runner.invoke(app, ["serve", "token", "ann", "--store", db])
+    assert res.exit_code == 0
+    assert token_user(LabelStore(db).engine, res.output.strip()).name == "ann"
+    res = runner.invoke(app, ["serve", "token", "nobody", "--store", db])
+    assert res.exit_code == 2 and "no user 'nobody'" in res.output
