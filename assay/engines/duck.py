@@ -14,13 +14,14 @@ from __future__ import annotations
 import glob as globmod
 from functools import cached_property
 from pathlib import Path
-import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from assay.engines.base import PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts
+from assay.engines.duck_io import _Watch, gold_lookup, open_pool
+from assay.engines.duck_sums import PriorSums
 from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
                                    hash_sql, key_sql, quote)
 from assay.engines.validate import fingerprint_of, pick_id_columns
@@ -41,7 +42,7 @@ def _numeric(t: str) -> bool:
     return t in _NUMERIC or t.startswith("DECIMAL")
 
 
-class DuckDBEngine(Engine):
+class DuckDBEngine(PriorSums, Engine):
     """A pool on DuckDB. ``source``: a Parquet path or glob (``*.parquet``), or the name of a
     table or view of ``connection`` (default: a new in-memory connection; a connection passed in
     is used as it is, its settings untouched). ``fetch_limit``: most rows one query brings into
@@ -424,64 +425,6 @@ class DuckDBEngine(Engine):
             parts.append(f"{h} <= {max(thr[j] for j in order[m:])}::UBIGINT")
         return " OR ".join(parts) if parts else "TRUE"
 
-    def segment_prior_sums(self, edges: OrderKeys, probability: str | None = None
-                           ) -> tuple[np.ndarray, np.ndarray]:
-        """See :meth:`Engine.segment_prior_sums` (one pass, one CASE over the edges)."""
-        self.describe()
-        if probability is not None and probability not in self._types:
-            raise AssayInputError(self.source, f"missing column '{probability}'",
-                                  expected=f"columns among {list(self._types)}")
-        p = ("1.0 / (1.0 + exp(-__s))" if probability is None else
-             f"greatest(0.0, least(1.0, CAST({quote(probability)} AS DOUBLE)))")
-        expr, params = self._stratum_sql(edges)
-        base = (f"(SELECT CAST({quote(self.score_col)} AS DOUBLE) AS __s, "
-                f"CAST({quote(self.prediction_col)} AS TINYINT) AS __p, {self._key} AS __k, "
-                f"{p.replace('__s', f'CAST({quote(self.score_col)} AS DOUBLE)')} AS __q "
-                f"FROM {self._from})")
-        rows = self._sql(f"SELECT {expr} AS h, sum(__q) FILTER (WHERE __p = 1), "
-                         f"sum(__q) FILTER (WHERE __p = 0) FROM {base} GROUP BY h", params,
-                         what="prior sums").fetchall()
-        k = len(edges) + 1
-        s1, s0 = np.zeros(k), np.zeros(k)
-        for h, a, b in rows:
-            s1[int(h)], s0[int(h)] = float(a or 0.0), float(b or 0.0)
-        return s1, s0
-
-    def bin_residual_stats(self, bins: int, alpha: float, f: float,
-                           probability: str | None = None
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """See :meth:`Engine.bin_residual_stats` (one pass; the bins of
-        :meth:`score_histogram`)."""
-        info = self.describe()
-        m = int(bins)
-        lo, hi = info.score_min, info.score_max
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, m + 1, endpoint=True)
-        if probability is not None and probability not in self._types:
-            raise AssayInputError(self.source, f"missing column '{probability}'",
-                                  expected=f"columns among {list(self._types)}")
-        q = ("1.0 / (1.0 + exp(-__s))" if probability is None else
-             f"greatest(0.0, least(1.0, CAST({quote(probability)} AS DOUBLE)))")
-        sd = (f"CASE WHEN __p = 1 THEN sqrt({alpha**2 * f**2!r} * (1.0 - __q) + "
-              f"{(1.0 - f) ** 2!r} * __q) ELSE {(1.0 - alpha) * f!r} * sqrt(__q) END")
-        first = "least(CAST(floor(((__s - $lo) / $den) * $m) AS BIGINT), $m - 1)"
-        src = (f"(SELECT CAST({quote(self.score_col)} AS DOUBLE) AS __s, "
-               f"CAST({quote(self.prediction_col)} AS TINYINT) AS __p"
-               + (f", CAST({quote(probability)} AS DOUBLE) AS __r" if probability else "")
-               + f" FROM {self._from})")
-        q = q.replace(f"CAST({quote(probability)} AS DOUBLE)", "__r") if probability else q
-        sql = (f"SELECT i, count(*), sum({sd}), max({sd}) FROM (SELECT __p, {q} AS __q, "
-               f"CASE WHEN __s < $e[i0 + 1] THEN i0 - 1 WHEN __s >= $e[i0 + 2] AND "
-               f"i0 != $m - 1 THEN i0 + 1 ELSE i0 END AS i FROM (SELECT *, {first} AS i0 "
-               f"FROM {src})) GROUP BY i")
-        rows = self._sql(sql, {"lo": float(lo), "den": float(hi - lo), "m": m,
-                               "e": [float(x) for x in edges]}, what="residual sums").fetchall()
-        counts, total, top = np.zeros(m, dtype=np.int64), np.zeros(m), np.zeros(m)
-        for i, c, t, mx in rows:
-            counts[int(i)], total[int(i)], top[int(i)] = int(c), float(t), float(mx)
-        return counts, total, top, edges
-
     def fetch(self, ids: pd.DataFrame) -> pd.DataFrame:
         cols = self.id_columns
         want = ids[cols].reset_index(drop=True).copy()
@@ -500,90 +443,6 @@ class DuckDBEngine(Engine):
             raise AssayInputError(self.source, f"no item with id {want[cols].iloc[r].tolist()}",
                                   expected="ids of items in the pool")
         return df.drop(columns="__w")
-
-
-class _Watch:
-    """Reports a query's progress (DuckDB's ``query_progress``, polled every 0.2 s from a
-    thread) to ``report(what, fraction)``, and ``report(what, None)`` when it ends."""
-
-    def __init__(self, con: Any, report: Callable[[str, float | None], None], what: str) -> None:
-        self.con, self.report, self.what = con, report, what
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            try:
-                f = float(self.con.query_progress())
-            except Exception:  # noqa: BLE001 - progress is best effort
-                return
-            if f >= 0:
-                self.report(self.what, min(f, 100.0) / 100.0)
-
-    def __enter__(self) -> "_Watch":
-        self.report(self.what, 0.0)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.report(self.what, None)
-
-
-def open_pool(spec: str, id_columns: Sequence[str] | None = None) -> DuckDBEngine:
-    """The DuckDB engine of a pool named on the command line: a Parquet file or glob
-    (``pairs/*.parquet``), or a table of a DuckDB database file as ``FILE.duckdb:TABLE``
-    (opened read-only)."""
-    db, sep, table = spec.rpartition(":")
-    if sep and db.lower().endswith((".duckdb", ".db", ".ddb")) and table:
-        if not Path(db).exists():
-            raise AssayInputError(db, "file not found", expected="a DuckDB database file")
-        try:
-            con = duckdb.connect(db, read_only=True)
-        except duckdb.Error as exc:
-            raise AssayInputError(db, "cannot be opened: " + " ".join(str(exc).split())
-                                  ) from None
-        return DuckDBEngine(table, connection=con, id_columns=id_columns)
-    return DuckDBEngine(spec, id_columns=id_columns)
-
-
-def gold_lookup(path: str, ids: pd.DataFrame, label: str = "label",
-                connection: Any = None) -> np.ndarray:
-    """The ``label`` of each row of ``ids`` in a gold file (Parquet or CSV/TSV, read by
-    DuckDB where it lies), −1 where the file has none; ids are compared as text (as the label
-    store keys them). Several labels of one item (an annotator column): their majority, −1 on
-    a tie."""
-    con = connection if connection is not None else duckdb.connect()
-    src = "'" + str(path).replace("'", "''") + "'"
-    reader = (f"read_parquet({src})" if str(path).lower().endswith((".parquet", ".pq"))
-              else f"read_csv({src}, all_varchar = true)")
-    cols = list(ids.columns)
-    try:
-        have = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
-    except duckdb.Error as exc:
-        raise AssayInputError(str(path), "cannot be read: " + " ".join(str(exc).split())
-                              ) from None
-    for c in cols + [label]:
-        if c not in have:
-            raise AssayInputError(str(path), f"missing column '{c}'",
-                                  expected=f"the pool's id columns and '{label}'")
-    want = ids.astype(str).reset_index(drop=True)
-    want["__w"] = np.arange(len(want), dtype=np.int64)
-    name = f"__assay_gold_{id(want)}"
-    con.register(name, want)
-    try:
-        on = " AND ".join(f"CAST(g.{quote(c)} AS VARCHAR) = w.{quote(c)}" for c in cols)
-        rows = con.execute(f"SELECT w.__w, sum(CASE WHEN TRY_CAST(g.{quote(label)} AS INTEGER) = 1 "
-                           f"THEN 1 ELSE -1 END) FROM {name} w JOIN {reader} g ON {on} "
-                           f"WHERE TRY_CAST(g.{quote(label)} AS INTEGER) IN (0, 1) "
-                           f"GROUP BY w.__w").fetchall()
-    finally:
-        con.unregister(name)
-    out = np.full(len(want), -1, dtype=np.int64)
-    for w, vote in rows:
-        out[int(w)] = 1 if vote > 0 else (0 if vote < 0 else -1)
-    return out
 
 
 __all__ = ["DuckDBEngine", "gold_lookup", "open_pool"]

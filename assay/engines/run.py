@@ -20,7 +20,7 @@ the pool's size and predicted positives from the engine; the assumption-free int
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -142,7 +142,6 @@ def engine_estimates(design: Design, draws: list[Draw], labels: list[int],
                                     np.array([int(positives)]), MEASURES, confidence,
                                     stratum=d.stratum[first] if strat else None,
                                     sizes=sample.sizes if strat else None)
-        from dataclasses import replace
         out = {k: e if not e.defined else replace(
             e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"
                                 else (float(free[k][0][0]), float(free[k][1][0]))))
