@@ -158,12 +158,13 @@ def test_tail_sd_is_a_setting_of_auto_and_is_stored_with_the_run():
     plain = build_design("auto", n=1000, predictions=np.zeros(1000, np.int8),
                          score=np.linspace(1, 0, 1000), prior=None, budget=100,
                          rng=np.random.default_rng(0))
-    assert plain.params()["tail_sd"] == 1.0          # the default since session 5
+    assert plain.params()["tail_sd"] == 2.0          # the default since session 6 (1 in session 5)
     from assay.designs.settings import AutoSettings, settings_from_dict
     stored = AutoSettings().to_dict()
     del stored["tail_sd"]                              # a run stored before the tail knee ...
     assert settings_from_dict(stored).tail_sd == 0.0   # ... replays as it was drawn
-    assert settings_from_dict(AutoSettings().to_dict()).tail_sd == 1.0
+    assert settings_from_dict(AutoSettings().to_dict()).tail_sd == 2.0
+    assert settings_from_dict({**AutoSettings().to_dict(), "tail_sd": 1.0}).tail_sd == 1.0
 
 
 def test_the_audit_share_is_spread_uniformly_over_the_ranks_the_census_leaves_out():

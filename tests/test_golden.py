@@ -59,7 +59,7 @@ def _check(case: str, diffs: list[cases.Difference]) -> None:
     listed = CHANGES.get(case, {})
     found = {where: now for where, _, now in diffs}
     bad = [f"{where}: recorded {old!r}, now {now!r}" for where, old, now in diffs
-           if where not in listed or not cases.same_float(listed[where]["now"], now)]
+           if where not in listed or cases.differences(listed[where]["now"], now)]
     bad += [f"{where}: changes.json says {c['recorded']!r} -> {c['now']!r} ({c['commit']}), "
             f"but it is {'as recorded' if where not in found else repr(found[where])}"
             for where, c in listed.items() if where not in found]

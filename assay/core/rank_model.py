@@ -81,7 +81,7 @@ class RankedStrata:
         shapes = (1, 2) if self.degree == 0 else (-self.degree,)
         tail = self.tail_knee(pos.astype(np.int64) - 1)
         fits = [fit_hinge_calibration(pos, labs, knees, degree=d, tail=tail,
-                                      tail_sd=self.tail_sd or 1.0) for d in shapes]
+                                      tail_sd=self.tail_sd) for d in shapes]
         aic = np.array([c.loglik - c.theta.size for c in fits])
         # (a tail knee adds one parameter to every shape alike: the weights are unchanged)
         w = np.exp(aic - aic.max())

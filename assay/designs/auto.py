@@ -56,7 +56,7 @@ class AutoDesign(Design):
                  rng: np.random.Generator, alpha: float = 0.5, first: int | None = None,
                  batches: int = 5, pilot_per_stratum: int = 4,
                  order: np.ndarray | None = None, degree: int = 0,
-                 census_share: float | None = None, tail_sd: float = 1.0,
+                 census_share: float | None = None, tail_sd: float = 2.0,
                  audit_share: float = 0.0) -> None:
         n = predictions.shape[0]
         self.rng, self.alpha, self.n = rng, alpha, n

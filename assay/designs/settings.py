@@ -130,7 +130,7 @@ class AutoSettings(DesignSettings):
     batches: int = 5
     degree: int = 0
     census_share: float | None = None
-    tail_sd: float = 1.0
+    tail_sd: float = 2.0
     audit_share: float = 0.0
 
     def __post_init__(self) -> None:
