@@ -86,6 +86,31 @@ def run(cmd: list[str]) -> tuple[float, float, float, int]:
     return wall, ru.ru_utime, ru.ru_stime, peak[0]
 
 
+def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int) -> str:
+    """In this process: set-up (the design's passes and its first hash-order sample, then the
+    gold labels of the items fetched) against the cost of the next item (``draw`` and its
+    store key, amortised over ``budget`` draws; the annotator's time excluded)."""
+    from assay.designs.settings import settings_from_options
+    from assay.engines import DuckDBEngine
+    from assay.engines.run import GoldLabels, engine_design
+    eng = DuckDBEngine(str(pool))
+    t0 = time.perf_counter()
+    des = engine_design(eng, settings_from_options(design, None), budget, seed)
+    first = des.draw()
+    t1 = time.perf_counter()
+    items = des.sampler.items
+    GoldLabels(str(gold), ["id"]).values(items[["id"]], [])
+    t2 = time.perf_counter()
+    draws = [first]
+    while len(draws) < budget:
+        d = des.draw()
+        des.sampler.key(d.index)
+        draws.append(d)
+    t3 = time.perf_counter()
+    return (f"| {pool.stat().st_size / 2**30:.2f} GiB | {design} | {t1 - t0:.1f} | {t2 - t1:.1f} | "
+            f"{1e6 * (t3 - t2) / (budget - 1):.0f} | {des.sampler.passes} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 100_000_000])
@@ -141,6 +166,18 @@ def main() -> None:
             console.print(row)
             lines.append(row)
             args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text("\n".join(lines) + "\n")
+    lines += ["", "Set-up against next-item cost (in one process, `split_times`): set-up = the "
+              "design's passes and its first hash-order sample; gold = the labels of the items "
+              "fetched; next item = `draw()` and its store key, amortised over the budget.", "",
+              "| pool | design | set-up s | gold s | next item µs | prefix passes |",
+              "|---|---|---:|---:|---:|---:|"]
+    for rows in args.rows:
+        pool, gold = Path(f"/tmp/assay_pool_{rows}.parquet"), Path(f"/tmp/assay_gold_{rows}.parquet")
+        for design in args.designs:
+            row = split_times(pool, gold, design, args.budget, args.seed)
+            console.print(f"{rows:,}: {row}")
+            lines.append(row.replace("| ", f"| {rows:,} rows, ", 1))
             args.out.write_text("\n".join(lines) + "\n")
     console.print(f"wrote {args.out}")
 

@@ -83,7 +83,7 @@ class EngineImportanceDesign(Design):
 
     def __init__(self, engine: Any, rng: np.random.Generator, seed: int, alpha: float = 0.5,
                  epsilon: float = 0.1, probability: str | None = None,
-                 bins: int = 256, batch: int = 2048) -> None:
+                 bins: int = 256, batch: int = 8192) -> None:
         from assay.engines.base import OrderKeys
         from assay.engines.plan import NO_EDGES, EngineStrata, PrefixSampler
         if not 0.0 < epsilon <= 1.0:
