@@ -133,3 +133,18 @@ def test_default_design_without_scores_is_passive(files):
     pool = pd.read_csv(files / "pool.csv").drop(columns=["score"])
     res = evaluate(pool, files / "gold.parquet", budget=100, seed=1)
     assert res.design == "passive"
+
+
+def test_the_report_shows_the_score_blind_audit_and_its_cost(files, tmp_path):
+    """Issue 11, must-have 2 and 6: with ``audit_share`` the HTML report says how many labels
+    the score-blind audit took (and their share of the budget) and marks them per stratum."""
+    from assay import evaluate
+    from assay.interfaces.report import render_html
+    res = evaluate(files / "pool.csv", files / "gold.parquet", budget=300, seed=4,
+                   options={"audit_share": 0.1})
+    audit = sum(r.get("audit", 0) for r in res.strata)
+    assert audit == 30
+    page = render_html(res)
+    assert f"Score-blind audit: 30 labels (10.0% of {res.labels_used:,})" in page
+    plain = render_html(evaluate(files / "pool.csv", files / "gold.parquet", budget=300, seed=4))
+    assert "Score-blind audit" not in plain

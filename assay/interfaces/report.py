@@ -15,7 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from assay.evaluation import EvaluationResult  # noqa: E402
-from assay.interfaces.report_figures import intervals_figure, model_figure  # noqa: E402
+from assay.interfaces.report_figures import (audit_note, intervals_figure,  # noqa: E402
+                                             model_figure)
 from assay.outputs import write_text  # noqa: E402
 
 MEASURE_ORDER = ("precision", "recall", "f1")
@@ -95,6 +96,10 @@ def render_html(result: EvaluationResult, truth: dict[str, float] | None = None)
                   "<h2>The model against the labels</h2><img alt=\"match rate per stratum: "
                   "labels against the model\" src=\"data:image/png;base64,"
                   f"{base64.b64encode(model_png).decode()}\" style=\"width:100%\">")
+    if model_png is not None and any(r.get("audit") for r in result.strata):
+        model_html += (f"<p>Score-blind audit: {audit_note(result.strata, result.labels_used)};"
+                       " its labels test the tail's assumption wherever the score says little"
+                       " is left (per stratum under the plot).</p>")
     both = base64.b64encode(intervals_figure(result.estimates, truth)).decode()
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>assay report</title>

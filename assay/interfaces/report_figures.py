@@ -76,14 +76,30 @@ def model_figure(strata: list[dict[str, Any]], stratum: Sequence[int],
                 label="rank model: mean match rate")
     ax.set_yscale("log")
     ax.set_ylim(floor / 2, 1.5)
+    audit = np.array([int(r.get("audit", 0)) for r in strata])
     ax.set_xticks(pos, [f"{h}\n{int(n[h])}/{int(size[h]) if np.isfinite(size[h]) else '?'}"
-                        for h in range(k)], fontsize=7)
-    ax.set_xlabel(f"stratum (labelled / size); {what}")
+                        + (f"\naudit {audit[h]}" if audit[h] else "") for h in range(k)],
+                  fontsize=7)
+    if audit.sum():
+        ax.plot([], [], " ", label=f"score-blind audit: {audit_note(strata, int(n.sum()))}")
+    ax.set_xlabel(f"stratum (labelled / size{'; audit labels' if audit.sum() else ''}); {what}")
     ax.set_ylabel("match rate (0 drawn at 1e-5)")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return _png(fig)
+
+
+def audit_note(strata: list[dict[str, Any]], labels: int) -> str:
+    """What the score-blind audit sample (``audit`` per stratum in the strata table) cost.
+
+    >>> audit_note([{"audit": 30}, {"audit": 70}, {}], 1000)
+    '100 labels (10.0% of 1,000), uniform over the ranks the census leaves out'
+    """
+    a = sum(int(r.get("audit", 0)) for r in strata)
+    share = 100.0 * a / labels if labels else float("nan")
+    return (f"{a:,} labels ({share:.1f}% of {labels:,}), uniform over the ranks the census "
+            "leaves out")
 
 
 def intervals_figure(estimates: dict[str, Any], truth: dict[str, float] | None = None
