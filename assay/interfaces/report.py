@@ -15,11 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from assay.evaluation import EvaluationResult  # noqa: E402
-from assay.interfaces.report_figures import (audit_note, intervals_figure,  # noqa: E402
+from assay.interfaces.report_figures import (MEASURE_ORDER, audit_note,  # noqa: E402
+                                             intervals_figure,
                                              model_figure)
 from assay.outputs import write_text  # noqa: E402
 
-MEASURE_ORDER = ("precision", "recall", "f1")
 
 
 def history_figure(result: EvaluationResult, truth: dict[str, float] | None = None) -> bytes:
