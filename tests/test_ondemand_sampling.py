@@ -10,7 +10,7 @@ Claims:
 * systems submitted in turn with entity-level sampling (two-stage rule): entity-level and
   instance-level precision unbiased within 3 Monte Carlo SE for every system, 90% intervals
   covering on average over systems at ≥ 0.90 − the binomial tolerance (200 repetitions, slow;
-  a 20-repetition smoke version in the fast suite with coverage ≥ 0.80);
+  a 10-repetition smoke version in the fast suite with coverage ≥ 0.80);
 * an unknown sampling level, or structured sampling without structure columns, is an input
   error naming ``--sampling``.
 """
@@ -104,7 +104,7 @@ def _check(reps, true, est, cov, tol):
 
 
 def test_in_turn_entity_sampling_fast():
-    _check(20, *_reps(20, seed=300), 0.10)
+    _check(10, *_reps(10, seed=300), 0.10)
 
 
 @pytest.mark.slow
