@@ -16,7 +16,7 @@ only the draws (item, stratum, phase, probability and its kind), the labels and 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from assay.core.totals import Sample, StratifiedSample, sample_of
 from assay.core.types import Draws, Estimate
 
 if TYPE_CHECKING:
+    from assay.core.types import Draw
     from assay.designs import Design
     from assay.runs import Collected
 
@@ -39,15 +40,19 @@ def _distinct(draws: Draws, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _with_free(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
                pool_pred: np.ndarray, sample: Sample, alphas: dict[str, float],
-               confidence: float) -> dict[str, list[Estimate]]:
+               confidence: float, pool_size: int | None = None,
+               positives: np.ndarray | None = None) -> dict[str, list[Estimate]]:
     """Each estimate with its assumption-free interval (:func:`assay.core.bounds.
     assumption_free_many`): exact stratified bounds for a stratified sample, what the labels
-    make certain for draws with replacement; computed once for every measure."""
+    make certain for draws with replacement; computed once for every measure. ``pool_size``
+    and ``positives`` (per system) when ``pool_pred`` holds only the drawn items' rows (a pool
+    on an engine)."""
     items, first = np.unique(draws.item, return_index=True)
     lab = np.asarray(labels, dtype=np.int64)[first]
     strat = isinstance(sample, StratifiedSample)
     free = assumption_free_many(
-        lab, pool_pred[items], pool_pred.shape[0], pool_pred.sum(axis=0), alphas, confidence,
+        lab, pool_pred[items], pool_pred.shape[0] if pool_size is None else int(pool_size),
+        pool_pred.sum(axis=0) if positives is None else positives, alphas, confidence,
         stratum=draws.stratum[first] if strat else None,
         sizes=sample.sizes if strat else None)  # type: ignore[attr-defined]
     out: dict[str, list[Estimate]] = {}
@@ -119,9 +124,22 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
     >>> estimate_all(des, c, np.array([1, 1, 0, 0]), 0.95)["precision"].estimate
     0.5
     """
+    return estimate_draws(design, collected.draws, collected.labels, predictions, confidence,
+                          alphas, interval, bounds)
+
+
+def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Sequence[int],
+                   predictions: np.ndarray, confidence: float,
+                   alphas: dict[str, float] | None = None, interval: str = "auto",
+                   bounds: bool = True, pool_size: int | None = None,
+                   positives: int | None = None) -> dict[str, Estimate]:
+    """:func:`estimate_all` from a list of draws and their labels. ``predictions`` is indexed
+    by the draws' item index: the whole pool's, or — with ``pool_size`` and ``positives``
+    (the pool's size and predicted positives) — only the rows of the items fetched so far, as
+    a pool on an engine gives them (:func:`assay.engines.run.evaluate_on_engine`)."""
     alphas = alphas or MEASURES
-    labels = np.asarray(collected.labels, dtype=np.int8)
-    draws = Draws.of(collected.draws)
+    labels = np.asarray(draw_labels, dtype=np.int8)
+    draws = Draws.of(draw_list)
     sample = sample_of(draws, design.stratum_sizes())
     pred = predictions[draws.item]
     items, ilab = _distinct(draws, labels)
@@ -134,12 +152,14 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
-                              model=model, domain_size=int(predictions.sum()))
+                              model=model, domain_size=int(predictions.sum() if positives is None
+                                                           else positives))
     if bounds and labels.size:
         free = _with_free({k: [e] for k, e in out.items()}, draws, labels,
-                          np.asarray(predictions)[:, None], sample, alphas, confidence)
+                          np.asarray(predictions)[:, None], sample, alphas, confidence,
+                          pool_size, None if positives is None else np.array([int(positives)]))
         out = {k: v[0] for k, v in free.items()}
     return out
 
 
-__all__ = ["estimate_all", "estimate_systems"]
+__all__ = ["estimate_all", "estimate_draws", "estimate_systems"]

@@ -20,23 +20,21 @@ the pool's size and predicted positives from the engine; the assumption-free int
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from assay.core.bounds import assumption_free_many
-from assay.core.measures import MEASURES, f_measure
-from assay.core.totals import StratifiedSample, sample_of
-from assay.core.types import Draw, Draws, Estimate
+from assay.core.types import Draw, Estimate
 from assay.designs.base import Design
 from assay.designs.settings import (DesignSettings, ImportanceSettings, PassiveSettings,
                                     StratifiedSettings, settings_from_options)
 from assay.engines.base import Engine
 from assay.engines.manifest import RunManifest
 from assay.errors import AssayInputError
+from assay.estimation import estimate_draws
 
 ENGINE_DESIGNS = ("stratified", "passive", "importance")
 MAX_DRAWS_PER_LABEL = 50
@@ -121,32 +119,11 @@ class EngineResult:
 def engine_estimates(design: Design, draws: list[Draw], labels: list[int],
                      predictions: np.ndarray, pool_size: int, positives: int,
                      confidence: float, bounds: bool = True) -> dict[str, Estimate]:
-    """Design-based precision, recall and F1 (as :func:`assay.estimation.estimate_all` without a
-    rank model) from the predictions of the items drawn (``predictions[draw.index]``) and the
-    pool's size and predicted positives."""
-    lab = np.asarray(labels, dtype=np.int8)
-    d = Draws.of(draws)
-    sample = sample_of(d, design.stratum_sizes())
-    pred = predictions[d.item]
-    items, first = np.unique(d.item, return_index=True)
-    ilab, ipred = lab[first].astype(np.int64), predictions[items].astype(np.int64)
-    n_tp = int(np.count_nonzero(ipred * ilab > 0))
-    out = {}
-    for name, a in MEASURES.items():
-        n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
-        out[name] = f_measure(sample, lab, pred, a, confidence, name, "auto", n_dom, n_tp,
-                              domain_size=int(positives))
-    if bounds and lab.size:
-        strat = isinstance(sample, StratifiedSample)
-        free = assumption_free_many(ilab, ipred[:, None], int(pool_size),
-                                    np.array([int(positives)]), MEASURES, confidence,
-                                    stratum=d.stratum[first] if strat else None,
-                                    sizes=sample.sizes if strat else None)
-        out = {k: e if not e.defined else replace(
-            e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"
-                                else (float(free[k][0][0]), float(free[k][1][0]))))
-            for k, e in out.items()}
-    return out
+    """Design-based precision, recall and F1: :func:`assay.estimation.estimate_draws` from the
+    predictions of the items fetched (``predictions[draw.index]``) and the pool's size and
+    predicted positives."""
+    return estimate_draws(design, draws, labels, predictions, confidence, bounds=bounds,
+                          pool_size=pool_size, positives=positives)
 
 
 def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
