@@ -50,8 +50,18 @@ def unit_ratio(numerator: np.ndarray, denominator: np.ndarray, n_units: int
     """Σ a_u / Σ b_u over a simple random sample of units from ``n_units``, with its
     linearised variance (finite-population correction included).
 
-    >>> unit_ratio(np.array([1, 1]), np.array([1, 2]), n_units=2)
+    Where the ratio is a share of true items (0 ≤ a_u ≤ b_u: θ, the pool's share, or a
+    system's exhaustive recall), the variance is floored at the Jeffreys variance of k = Σ a_u
+    successes in n = Σ b_u, times the finite-population correction (1 − units sampled /
+    ``n_units``): when every sampled true item is in the pool the linearised variance is 0,
+    yet the unsampled units may hold true items outside it (the same floor as the on-demand
+    precision's, :mod:`assay.ondemand.regions`).
+
+    >>> unit_ratio(np.array([1, 1]), np.array([1, 2]), n_units=2)      # a census of units
     (0.6666666666666666, 0.0)
+    >>> r, v = unit_ratio(np.array([3, 2]), np.array([3, 2]), n_units=100)
+    >>> r, round(v, 4)                                 # all found, yet not certain
+    (1.0, 0.0107)
     """
     a = np.asarray(numerator, dtype=np.float64)
     b = np.asarray(denominator, dtype=np.float64)
@@ -65,6 +75,10 @@ def unit_ratio(numerator: np.ndarray, denominator: np.ndarray, n_units: int
     a_tot, _ = sample.total(a)
     r = a_tot / b_tot
     _, var = sample.total((a - r * b) / b_tot)
+    if np.all((a >= 0) & (a <= b)):
+        k, n = float(a.sum()), float(b.sum())
+        fpc = max(0.0, 1.0 - a.shape[0] / float(n_units))
+        var = max(float(var), fpc * (k + 0.5) * (n - k + 0.5) / ((n + 1.0) ** 2 * (n + 2.0)))
     return float(r), float(var)
 
 
