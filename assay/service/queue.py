@@ -10,10 +10,11 @@ annotator when its job resumes (:mod:`assay.service.jobs`).
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sqlalchemy import and_, delete, exists, func, insert, select, update
+from sqlalchemy import and_, delete, exists, func, insert, select, text, update
 from sqlalchemy.engine import Engine
 
 from assay.labels.schema import Status, judgments_table, now
@@ -21,11 +22,13 @@ from assay.labels.store import Judgment, LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service import gold
 from assay.service.auth import audit
-from assay.service.schema import campaign_settings_table, queue_table
+from assay.service.schema import campaign_settings_table, leases_table, queue_table
 
 DEFAULT_K = 3
 DEFAULT_DAILY_LIMIT = 5
 AGGREGATIONS = ("majority", "dawid-skene")
+LEASE_SECONDS = 600                 # how long an item served to an annotator is held for them
+_PG_QUEUE_LOCK = 0x61737171         # "assq"
 
 
 @dataclass(frozen=True)
@@ -104,20 +107,49 @@ def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
 
 
 def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | None:
-    """The oldest open item that ``annotator`` has not answered and that needs another vote (or,
-    every :data:`assay.service.gold.EVERY`-th answer, a gold question while any is left)."""
-    q, j = queue_table, judgments_table
+    """The oldest open item that ``annotator`` has not answered and that needs another vote,
+    counting as votes the live leases of other annotators (or, every
+    :data:`assay.service.gold.EVERY`-th answer, a gold question while any is left).
+
+    The item served is leased to ``annotator`` for :data:`LEASE_SECONDS` (an item they hold
+    already is served again first), in one write transaction (SQLite ``BEGIN IMMEDIATE``,
+    PostgreSQL an advisory lock per campaign), so concurrent annotators are served different
+    items until an item's votes and live leases meet the annotators it needs."""
+    q, j, le = queue_table, judgments_table, leases_table
     mine = exists().where((j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
                           & (j.c.annotator == annotator))
     votes = (select(func.count()).select_from(j).where(
         (j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
         & (j.c.annotator != camp.annotator) & (j.c.status == Status.JUDGED.value))
         .scalar_subquery())
-    stmt = select(q.c.item).where(and_(q.c.campaign == camp.name, q.c.resolved_at.is_(None),
-                                       ~mine, votes < q.c.needed)).order_by(q.c.id).limit(1)
-    with store.engine.connect() as conn:
-        real = conn.execute(stmt).scalar()
+    t = now()
+    held = (select(func.count()).select_from(le).where(
+        (le.c.campaign == camp.name) & (le.c.item == q.c.item) & (le.c.annotator != annotator)
+        & (le.c.expires_at > t)).scalar_subquery())
+    open_ = and_(q.c.campaign == camp.name, q.c.resolved_at.is_(None), ~mine)
+    with store.engine.begin() as conn:
+        _lock(conn, camp.name)
+        conn.execute(delete(le).where((le.c.campaign == camp.name) & (le.c.expires_at <= t)))
+        real = conn.execute(select(q.c.item).join(le, (le.c.item == q.c.item)
+                                                  & (le.c.campaign == q.c.campaign)).where(
+            open_ & (le.c.annotator == annotator)).order_by(q.c.id).limit(1)).scalar()
+        if real is None:
+            real = conn.execute(select(q.c.item).where(open_ & (votes + held < q.c.needed))
+                                .order_by(q.c.id).limit(1)).scalar()
+        if real is not None:
+            conn.execute(delete(le).where((le.c.campaign == camp.name) & (le.c.item == real)
+                                          & (le.c.annotator == annotator)))
+            conn.execute(insert(le).values(campaign=camp.name, item=real, annotator=annotator,
+                                           expires_at=t + dt.timedelta(seconds=LEASE_SECONDS)))
     return None if real is None else (gold.due(store, camp, annotator) or real)
+
+
+def _lock(conn: Any, campaign: str) -> None:
+    """Serialise a campaign's queue writes on PostgreSQL (SQLite's write transactions begin
+    IMMEDIATE and are serial already)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:a, hashtext(:c))"),
+                     {"a": _PG_QUEUE_LOCK, "c": campaign})
 
 
 def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
@@ -169,10 +201,15 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
                 & (j.c.annotator == annotator))).one()
             return Judgment(item, annotator, None if got.value is None else int(got.value),
                             Status(got.status))
+        mine = (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator)
+        if qrow.resolved_at is not None and conn.execute(select(j.c.id).where(mine)).first() \
+                is None:
+            raise QueueError(f"item {item!r} is already decided; the vote is not kept", 409)
         new = conn.execute(store._insert(j), [row]).rowcount
-        got = conn.execute(select(j.c.value, j.c.status).where(
-            (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator))
-            ).one()
+        got = conn.execute(select(j.c.value, j.c.status).where(mine)).one()
+        conn.execute(delete(leases_table).where(
+            (leases_table.c.campaign == camp.name) & (leases_table.c.item == item)
+            & (leases_table.c.annotator == annotator)))
         if new:
             audit(store.engine, annotator, "label" if value is not None else "skip", camp.name,
                   item, {"value": value}, conn=conn)
@@ -210,6 +247,11 @@ def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
         ones, zeros = _votes(conn, camp, last.item)
         _, needed = decide(ones, zeros, k)
         conn.execute(update(q).where(q.c.id == qrow.id).values(needed=max(needed, qrow.needed)))
+        le = leases_table                           # the undone item is the one held now
+        conn.execute(delete(le).where((le.c.campaign == camp.name)
+                                      & (le.c.annotator == annotator)))
+        conn.execute(insert(le).values(campaign=camp.name, item=last.item, annotator=annotator,
+                                       expires_at=now() + dt.timedelta(seconds=LEASE_SECONDS)))
         audit(store.engine, annotator, "undo", camp.name, last.item, conn=conn)
     return str(last.item)
 

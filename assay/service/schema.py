@@ -17,6 +17,8 @@
 * ``records`` — what an annotator is shown of an item's records (an ER pair side by side);
 * ``mentions`` — the entity mentions marked in exhaustively annotated documents, and the
   cross-document cluster given to each unlinked one (revision 0004);
+* ``leases`` — an item served to an annotator, held for them until the lease expires, so
+  concurrent annotators are served different items (revision 0005);
 * ``gold`` — gold questions: items whose label is known, shown to annotators among the queued
   ones (they cannot tell which) to measure each annotator's accuracy (revision 0002).
 
@@ -144,6 +146,14 @@ mentions_table = Table(
     UniqueConstraint("campaign", "unit", "position", name="uq_svc_mention"),
 )
 
+leases_table = Table(
+    "assay_svc_leases", service_metadata,               # revision 0005
+    Column("campaign", String(NAME), primary_key=True),
+    Column("item", Text, primary_key=True),
+    Column("annotator", String(NAME), primary_key=True),
+    Column("expires_at", DateTime, nullable=False),     # served to annotator until then
+)
+
 records_table = Table(
     "assay_svc_records", service_metadata,
     Column("campaign", String(NAME), primary_key=True),
@@ -156,6 +166,6 @@ Index("ix_assay_svc_sessions_user_id", sessions_table.c.user_id)
 Index("ix_assay_svc_queue_open", queue_table.c.campaign, queue_table.c.resolved_at)
 
 __all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "gold_table",
-           "job_items_table", "mentions_table",
+           "job_items_table", "leases_table", "mentions_table",
            "queue_table", "records_table", "service_metadata", "sessions_table",
            "submissions_table", "tokens_table", "users_table"]
