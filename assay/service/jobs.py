@@ -25,7 +25,7 @@ from assay.errors import AssayError, AssayInputError
 from assay.formats.pool import read_table
 from assay.interfaces.campaign_cli import _keys
 from assay.labels.schema import Status, now
-from assay.labels.sources import LabelSource
+from assay.labels.sources import SKIP, LabelSource
 from assay.labels.store import CLAIM_SECONDS, LabelStore, _claim_dead, claim_token
 from assay.ondemand import OnDemandCampaign
 from assay.ondemand.store import STRUCTURE
@@ -43,7 +43,7 @@ class NeedLabels(Exception):
 
 class QueueSource(LabelSource):
     """The campaign's label source in the service: an item is answered once the queue has
-    decided it, with the queue's majority or, when the campaign aggregates by Dawid–Skene, the
+    decided it (a skip when it closed undecidable), with the queue's majority or, when the campaign aggregates by Dawid–Skene, the
     Dawid–Skene label of every vote of the campaign (crowd-kit; computed once per job run)."""
 
     def __init__(self, store: LabelStore, campaign: str, annotator: str,
@@ -55,11 +55,14 @@ class QueueSource(LabelSource):
     def label(self, index: int, key: str) -> int:
         q = queue_table
         with self.store.engine.connect() as conn:
-            v = conn.execute(select(q.c.value).where(
+            got = conn.execute(select(q.c.value).where(
                 (q.c.campaign == self.campaign) & (q.c.item == key)
-                & q.c.resolved_at.is_not(None))).scalar()
-        if v is None:
+                & q.c.resolved_at.is_not(None))).first()
+        if got is None:
             raise NeedLabels(key)
+        v = got.value
+        if v is None:                   # undecidable (queue.undecidable): the job goes on
+            return SKIP
         if self.aggregation == "dawid-skene":
             if self._ds is None:
                 self._ds = dawid_skene(self.store, self.campaign)

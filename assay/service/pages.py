@@ -175,7 +175,7 @@ def admin(request: Request, message: str | None = None) -> Response:
         left, done = queue.open_count(store, n)
         q = quality.report(store, OnDemandCampaign.open(store, n).row)
         info.append({"name": n, "settings": queue.settings(store.engine, n), "open": left,
-                     "done": done, "quality": q})
+                     "done": done, "quality": q, "undecidable": queue.undecidable(store, n)})
     with store.engine.connect() as conn:
         users = conn.execute(select(users_table.c.name, users_table.c.role,
                                     users_table.c.team).order_by(users_table.c.id)).all()

@@ -22,7 +22,8 @@ from assay.labels.store import Judgment, LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service import gold
 from assay.service.auth import audit
-from assay.service.schema import campaign_settings_table, leases_table, queue_table
+from assay.service.schema import (campaign_settings_table, leases_table, queue_table,
+                                  users_table)
 
 DEFAULT_K = 3
 DEFAULT_DAILY_LIMIT = 5
@@ -66,18 +67,24 @@ def set_settings(store: LabelStore, campaign: str, s: Settings) -> None:
 def decide(ones: int, zeros: int, k: int) -> tuple[int | None, int]:
     """(decided label or None, annotators the item needs now) after ``ones`` + ``zeros`` votes:
     the first min(2, k) votes decide when they agree; on disagreement one more annotator is
-    asked, up to k; at k or more votes the strict majority decides (a tie asks one more).
+    asked, never beyond k; at k or more votes the strict majority decides, and a tie is
+    *undecidable* — None with ``needed`` no more than the votes (:func:`undecidable`): the item
+    is listed for the admin and its jobs go on without it.
 
     >>> decide(2, 0, 3), decide(1, 1, 3), decide(2, 1, 3), decide(1, 0, 1), decide(1, 0, 3)
     ((1, 2), (None, 3), (1, 3), (1, 1), (None, 2))
+    >>> decide(1, 1, 2), decide(2, 2, 4), decide(2, 1, 4), decide(3, 1, 4)
+    ((None, 2), (None, 4), (None, 4), (1, 4))
     """
     n, first = ones + zeros, min(2, k)
     if n < first:
         return None, first
     if ones == 0 or zeros == 0:
         return (1 if ones else 0), n
-    if n < k or ones == zeros:
+    if n < k:
         return None, n + 1
+    if ones == zeros:
+        return None, n
     return (1 if ones > zeros else 0), n
 
 
@@ -104,6 +111,15 @@ def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
         & (j.c.status == Status.JUDGED.value))).scalars().all()
     ones = sum(1 for v in rows if int(v) == 1)
     return ones, len(rows) - ones
+
+
+def _nobody_left(conn: Any, camp: CampaignRow, item: str) -> bool:
+    """Whether every active annotator account has answered ``item`` (a label or a skip)."""
+    j, u = judgments_table, users_table
+    answered = select(j.c.annotator).where((j.c.dataset == camp.dataset) & (j.c.item == item))
+    left = conn.execute(select(func.count()).select_from(u).where(
+        (u.c.role == "annotator") & (u.c.active == 1) & u.c.name.not_in(answered))).scalar_one()
+    return int(left) == 0
 
 
 def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | None:
@@ -216,9 +232,14 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
         if qrow.resolved_at is None:
             ones, zeros = _votes(conn, camp, item)
             decided, needed = decide(ones, zeros, k)
+            stuck = decided is None and (needed <= ones + zeros or (
+                value is None and _nobody_left(conn, camp, item)))
             conn.execute(update(q).where(q.c.id == qrow.id).values(
                 needed=needed, value=decided,
-                resolved_at=None if decided is None else now()))
+                resolved_at=None if decided is None and not stuck else now()))
+            if stuck:
+                audit(store.engine, annotator, "undecidable", camp.name, item,
+                      {"ones": ones, "zeros": zeros}, conn=conn)
     return Judgment(item, annotator, None if got.value is None else int(got.value),
                     Status(got.status))
 
@@ -261,9 +282,21 @@ def decided(store: LabelStore, campaign: str) -> dict[str, int]:
     q = queue_table
     with store.engine.connect() as conn:
         rows = conn.execute(select(q.c.item, q.c.value).where(
-            (q.c.campaign == campaign) & q.c.resolved_at.is_not(None))).all()
+            (q.c.campaign == campaign) & q.c.resolved_at.is_not(None)
+            & q.c.value.is_not(None))).all()
     return {r.item: int(r.value) for r in rows}
 
 
+def undecidable(store: LabelStore, campaign: str) -> list[str]:
+    """Items closed without a label: a tie at k votes, or every active annotator answered
+    (skipped) and no label was decided. Listed on the admin page; a job goes on without them
+    (the campaign records a skip)."""
+    q = queue_table
+    with store.engine.connect() as conn:
+        return [str(i) for i in conn.execute(select(q.c.item).where(
+            (q.c.campaign == campaign) & q.c.resolved_at.is_not(None) & q.c.value.is_(None))
+            .order_by(q.c.id)).scalars().all()]
+
+
 __all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "QueueError", "Settings", "decide", "decided",
-           "enqueue", "next_item", "open_count", "set_settings", "settings", "undo", "vote"]
+           "enqueue", "next_item", "open_count", "set_settings", "settings", "undecidable", "undo", "vote"]

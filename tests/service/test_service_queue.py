@@ -55,3 +55,65 @@ def test_vote_on_decided_item_over_http_is_409(service):
     r = c.post("/api/labels", headers={"X-CSRF-Token": tok},
                json={"campaign": "kb", "item": "x1", "value": 0})
     assert r.status_code == 409, r.text
+
+
+def test_decide_never_asks_beyond_k_and_a_tie_at_k_is_undecidable():
+    for ones in range(6):
+        for zeros in range(6):
+            for k in range(1, 6):
+                label, needed = queue.decide(ones, zeros, k)
+                assert needed <= max(k, ones + zeros)
+                if ones + zeros >= k and ones == zeros and ones:
+                    assert label is None and needed <= ones + zeros     # undecidable
+    assert queue.decide(1, 1, 2) == (None, 2)
+
+
+def _job_waiting_on_one_item(tmp_path, k):
+    from service_helpers import make_service
+
+    from assay.service import jobs
+    svc = make_service(tmp_path, k=k)
+    alice = svc.client("alice")
+    from service_helpers import csrf_of
+    r = alice.post("/api/submissions", headers={"X-CSRF-Token": csrf_of(alice, "/submit")},
+                   data={"campaign": "kb", "system": "s"},
+                   files={"file": ("o.csv", svc.output_csv(0))})
+    assert r.status_code == 202, r.text
+    sid = r.json()["id"]
+    jobs.run_pending(svc.store)
+    assert jobs.submission(svc.store.engine, sid).state == "waiting"
+    return svc, sid
+
+
+def _finish(svc, sid, first_item_votes):
+    """The first queued item gets ``first_item_votes``; every other item the truth; the job
+    must end (done), not wait forever."""
+    from assay.service import jobs
+    row = svc.camp.row
+    stuck = queue.next_item(svc.store, row, "ann1")
+    for who, v in first_item_votes:
+        queue.vote(svc.store, row, who, stuck, v)
+    for _ in range(10):
+        for who in ("ann1", "ann2"):
+            while (it := queue.next_item(svc.store, row, who)) is not None:
+                queue.vote(svc.store, row, who, it, svc.truth.get(it, 0))
+        jobs.run_pending(svc.store)
+        if jobs.submission(svc.store.engine, sid).state == "done":
+            break
+    assert jobs.submission(svc.store.engine, sid).state == "done"
+    return stuck
+
+
+def test_tie_at_k_is_listed_for_the_admin_and_the_job_goes_on(tmp_path):
+    svc, sid = _job_waiting_on_one_item(tmp_path, k=2)
+    stuck = _finish(svc, sid, [("ann1", 1), ("ann2", 0)])
+    assert queue.undecidable(svc.store, "kb") == [stuck]
+    assert stuck not in queue.decided(svc.store, "kb")
+    page = svc.client("root").get("/admin")
+    assert stuck.split("\t")[0] in page.text
+
+
+def test_item_every_annotator_skipped_does_not_block_its_job(tmp_path):
+    svc, sid = _job_waiting_on_one_item(tmp_path, k=3)
+    stuck = _finish(svc, sid, [("ann1", None), ("ann2", None)])
+    assert queue.undecidable(svc.store, "kb") == [stuck]
