@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import Engine
 
 from assay.errors import AssayError, AssayInputError
@@ -35,6 +35,7 @@ from assay.service.schema import (NAME, job_items_table, queue_table, submission
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 SUFFIXES = (".csv", ".tsv", ".txt", ".parquet")
+_PG_SUBMIT_LOCK = 0x61737373    # "asss": a team's submissions to a campaign, one at a time
 
 
 class NeedLabels(Exception):
@@ -125,7 +126,9 @@ def parse_output(filename: str, data: bytes, key: str = "item"
 
 def submit(store: LabelStore, user: User, campaign: str, system: str, filename: str,
            data: bytes, key: str = "item") -> int:
-    """Check and keep a team's submission as a pending job; returns its id."""
+    """Check and keep a team's submission as a pending job; returns its id. The day's count
+    and the insert are one write transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL an
+    advisory lock per (campaign, team)), so concurrent submits cannot pass the daily limit."""
     camp = OnDemandCampaign.open(store, campaign)
     team = user.team or user.name
     if not system or len(system) > 80 or "/" in system:
@@ -136,6 +139,9 @@ def submit(store: LabelStore, user: User, campaign: str, system: str, filename: 
     midnight = now().replace(hour=0, minute=0, second=0, microsecond=0)
     full = f"{team}/{system}"
     with store.engine.begin() as conn:
+        if conn.dialect.name == "postgresql":   # count-then-insert, one (campaign, team) at once
+            conn.execute(text("SELECT pg_advisory_xact_lock(:a, hashtext(:k))"),
+                         {"a": _PG_SUBMIT_LOCK, "k": f"{campaign}\n{team}"})
         today = conn.execute(select(func.count()).select_from(s).where(
             (s.c.campaign == campaign) & (s.c.team == team) & (s.c.created_at >= midnight))
         ).scalar_one()

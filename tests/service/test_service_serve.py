@@ -110,3 +110,29 @@ def test_flow_on_postgresql(postgres_url):
     assert jobs.submission(store.engine, sid).state == "done"
     est = camp.report().systems[0].estimates["precision"]
     assert est.ci_low <= 0.75 <= est.ci_high
+
+
+def test_daily_limit_holds_under_concurrent_submits_on_postgresql(postgres_url):
+    """8 submits at once of one team with a limit of 2 a day: exactly 2 kept."""
+    import threading
+
+    from assay.errors import AssayInputError
+    store = LabelStore(postgres_url)
+    migrate.upgrade(store.engine)
+    OnDemandCampaign.create(store, "lim", annotator="consensus", half_width=0.2, seed=1)
+    queue.set_settings(store, "lim", queue.Settings(k=3, daily_limit=2))
+    user = auth.add_user(store.engine, "limsub", "submitter", PASSWORD, "tlim")
+    got, bar = [], threading.Barrier(8)
+
+    def go(n: int) -> None:
+        bar.wait()
+        try:
+            got.append(jobs.submit(store, user, "lim", f"s{n}", "o.csv", b"item\na\nb\n"))
+        except AssayInputError:
+            got.append("refused")
+    threads = [threading.Thread(target=go, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(1 for g in got if g != "refused") == 2 and len(got) == 8
