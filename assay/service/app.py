@@ -183,9 +183,10 @@ def create_app(store: LabelStore | str, worker: bool = False,
     @app.post("/tokens")
     async def token_new(request: Request) -> Response:
         c, form = await need_post(request)
+        if c.via == "token":        # a leaked token must not mint tokens outliving its revocation
+            raise HTTPException(403, "API tokens are created from a logged-in session (the "
+                                "tokens page), not with another token")
         tid, secret = auth.new_token(labels.engine, c.user, str(form.get("label") or "")[:200])
-        if c.via == "token":
-            return JSONResponse({"id": tid, "token": secret}, status_code=201)
         return render(request, "tokens.html", c, tokens=_tokens(labels, c.user),
                       new_secret=secret)
 

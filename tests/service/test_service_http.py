@@ -358,3 +358,21 @@ def test_mentions_kept_and_clustered_across_documents(service):
     with service.store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(mentions_table).where(
             mentions_table.c.campaign == "nocorpus")).scalar() == 0
+
+
+def test_a_token_cannot_mint_tokens(service):
+    """A leaked API token must not create tokens that outlive its revocation: tokens are made
+    only from a logged-in session with its CSRF token."""
+    from assay.service import auth
+    u = auth.user_by_name(service.store.engine, "alice")
+    tid, stolen = auth.new_token(service.store.engine, u, "ci")
+    api = service.client()
+    r = api.post("/tokens", headers={"Authorization": f"Bearer {stolen}"})
+    assert r.status_code == 403
+    alice = service.client("alice")
+    assert alice.post("/tokens", data={"label": "x"}).status_code in (400, 403)   # no CSRF
+    from sqlalchemy import func, select
+
+    from assay.service.schema import tokens_table
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tokens_table)).scalar() == 1
