@@ -218,12 +218,12 @@ async def labelstudio_import(request: Request, campaign: str) -> JSONResponse:
     c, _ = await need_post(request, "admin", api=True)
     from sqlalchemy import select
 
-    from assay.service.labelstudio import votes_from_export
+    from assay.service.labelstudio import located_votes
     from assay.service.schema import queue_table as q
     camp = _camp(request, campaign)
     store = store_of(request)
     try:
-        got = votes_from_export(await request.json())
+        got = located_votes(await request.json())
     except AssayError as exc:
         return JSONResponse({"error": str(exc)}, 400)
     except ValueError:
@@ -231,12 +231,22 @@ async def labelstudio_import(request: Request, campaign: str) -> JSONResponse:
     with store.engine.connect() as conn:
         queued = set(conn.execute(select(q.c.item).where(q.c.campaign == camp.row.name))
                      .scalars().all())
-    unknown = [i for i, _, _ in got if i not in queued]
+    unknown = [(w, i) for w, i, _, _ in got if i not in queued]
     if unknown:
-        return JSONResponse({"error": f"Label Studio export: item {unknown[0]!r} is not in "
-                                      f"the queue of campaign {camp.row.name!r}"}, 400)
-    for item, who, value in got:
-        queue.vote(store, camp.row, who, item, value)
+        return JSONResponse({"error": f"Label Studio export, {unknown[0][0]}: item "
+                                      f"{unknown[0][1]!r} is not in the queue of campaign "
+                                      f"{camp.row.name!r}"}, 400)
+    k = queue.settings(store.engine, camp.row.name).k
+    try:
+        with store.engine.begin() as conn:         # all the import's votes, or none
+            for where, item, who, value in got:
+                try:
+                    queue.vote_in(conn, store, camp.row, who, item, value, k)
+                except queue.QueueError as exc:
+                    raise queue.QueueError(f"Label Studio export, {where}: {exc}",
+                                           exc.status) from None
+    except queue.QueueError as exc:
+        return JSONResponse({"error": str(exc)}, exc.status)
     from assay.service.auth import audit
     audit(store.engine, c.user.name, "labelstudio-import", camp.row.name,
           detail={"votes": len(got)})

@@ -47,33 +47,55 @@ def votes_from_export(tasks: Any, source: str = "Label Studio export"
                       ) -> list[tuple[str, str, int | None]]:
     """(item, annotator, value or None for a skip) of every annotation in an export; a task
     or annotation of another shape is one :class:`AssayInputError` naming its position."""
+    return [(item, who, value) for _, item, who, value in located_votes(tasks, source)]
+
+
+def located_votes(tasks: Any, source: str = "Label Studio export"
+                  ) -> list[tuple[str, str, str, int | None]]:
+    """(where: "task T, annotation A", item, annotator, value) of every annotation in an
+    export; anything of another shape is one :class:`AssayInputError` naming the task and
+    annotation."""
     if not isinstance(tasks, list):
         raise AssayInputError(source, "not a JSON list of tasks", expected="Label Studio's "
                               "JSON export")
-    out: list[tuple[str, str, int | None]] = []
+    out: list[tuple[str, str, str, int | None]] = []
     for t, tk in enumerate(tasks):
-        item = tk.get("data", {}).get("item") if isinstance(tk, dict) else None
+        data = tk.get("data") if isinstance(tk, dict) else None
+        item = data.get("item") if isinstance(data, dict) else None
         if not isinstance(item, str):
             raise AssayInputError(source, "no data.item", where=f"task {t + 1}",
                                   expected="tasks exported by assay")
-        for a, ann in enumerate(tk.get("annotations") or []):
+        anns = tk.get("annotations") or []
+        if not isinstance(anns, list):
+            raise AssayInputError(source, "annotations is not a list", where=f"task {t + 1}",
+                                  expected="Label Studio's JSON export")
+        for a, ann in enumerate(anns):
+            where = f"task {t + 1}, annotation {a + 1}"
             who = ann.get("completed_by") if isinstance(ann, dict) else None
             if isinstance(who, dict):
                 who = who.get("email") or who.get("id")
-            if who in (None, ""):
-                raise AssayInputError(source, "no completed_by",
-                                      where=f"task {t + 1}, annotation {a + 1}")
+            if who in (None, "") or isinstance(who, (list, dict)):
+                raise AssayInputError(source, "no completed_by", where=where)
             if ann.get("was_cancelled"):
-                out.append((item, f"ls:{who}", None))
+                out.append((where, item, f"ls:{who}", None))
                 continue
-            choices = [c for r in ann.get("result") or [] if r.get("from_name") == "label"
+            results = ann.get("result") or []
+            bad = (not isinstance(results, list) or any(
+                not isinstance(r, dict) or not isinstance(r.get("value") or {}, dict)
+                or not isinstance((r.get("value") or {}).get("choices") or [], list)
+                for r in results))
+            if bad:
+                raise AssayInputError(source, f"result {str(results)[:60]!r}", where=where,
+                                      expected="a list of results, each an object with "
+                                      "value.choices")
+            choices = [c for r in results if r.get("from_name") == "label"
                        for c in (r.get("value") or {}).get("choices") or []]
-            if len(choices) != 1 or choices[0] not in VALUES:
-                raise AssayInputError(source, f"choices {choices!r}",
-                                      where=f"task {t + 1}, annotation {a + 1}",
+            if len(choices) != 1 or not isinstance(choices[0], str) \
+                    or choices[0] not in VALUES:
+                raise AssayInputError(source, f"choices {choices!r}", where=where,
                                       expected="one of yes / no")
-            out.append((item, f"ls:{who}", VALUES[choices[0]]))
+            out.append((where, item, f"ls:{who}", VALUES[choices[0]]))
     return out
 
 
-__all__ = ["CONFIG", "task", "votes_from_export"]
+__all__ = ["CONFIG", "located_votes", "task", "votes_from_export"]

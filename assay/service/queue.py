@@ -197,49 +197,56 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
         if int(value) not in (0, 1):
             raise QueueError(f"label {value!r}: expected 1, 0 or a skip", 400)
         value = int(value)
-    q, j = queue_table, judgments_table
     k = settings(store.engine, camp.name).k
+    with store.engine.begin() as conn:
+        return vote_in(conn, store, camp, annotator, item, value, k)
+
+
+def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, item: str,
+            value: int | None, k: int) -> Judgment:
+    """:func:`vote` inside the caller's write transaction ``conn`` (a batch of votes, as a
+    Label Studio import, is one transaction: all kept or none)."""
+    q, j = queue_table, judgments_table
     row = {"dataset": camp.dataset, "item": item, "annotator": annotator, "role": "assessor",
            "value": value, "status": (Status.JUDGED if value is not None
                                       else Status.SKIPPED).value, "created_at": now()}
-    with store.engine.begin() as conn:
-        qrow = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
-                            .with_for_update()).first()
-        if qrow is None:
-            if not gold.is_gold(conn, camp, item):
-                raise QueueError(f"item not in the queue of campaign {camp.name!r}", 404)
-            g = gold.row(camp, item, annotator, value)
-            if conn.execute(store._insert(j), [g]).rowcount:
-                audit(store.engine, annotator, "gold", camp.name, item, {"value": value},
-                      conn=conn)
-            got = conn.execute(select(j.c.value, j.c.status).where(
-                (j.c.dataset == g["dataset"]) & (j.c.item == item)
-                & (j.c.annotator == annotator))).one()
-            return Judgment(item, annotator, None if got.value is None else int(got.value),
-                            Status(got.status))
-        mine = (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator)
-        if qrow.resolved_at is not None and conn.execute(select(j.c.id).where(mine)).first() \
-                is None:
-            raise QueueError(f"item {item!r} is already decided; the vote is not kept", 409)
-        new = conn.execute(store._insert(j), [row]).rowcount
-        got = conn.execute(select(j.c.value, j.c.status).where(mine)).one()
-        conn.execute(delete(leases_table).where(
-            (leases_table.c.campaign == camp.name) & (leases_table.c.item == item)
-            & (leases_table.c.annotator == annotator)))
-        if new:
-            audit(store.engine, annotator, "label" if value is not None else "skip", camp.name,
-                  item, {"value": value}, conn=conn)
-        if qrow.resolved_at is None:
-            ones, zeros = _votes(conn, camp, item)
-            decided, needed = decide(ones, zeros, k)
-            stuck = decided is None and (needed <= ones + zeros or (
-                value is None and _nobody_left(conn, camp, item)))
-            conn.execute(update(q).where(q.c.id == qrow.id).values(
-                needed=needed, value=decided,
-                resolved_at=None if decided is None and not stuck else now()))
-            if stuck:
-                audit(store.engine, annotator, "undecidable", camp.name, item,
-                      {"ones": ones, "zeros": zeros}, conn=conn)
+    qrow = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
+                        .with_for_update()).first()
+    if qrow is None:
+        if not gold.is_gold(conn, camp, item):
+            raise QueueError(f"item not in the queue of campaign {camp.name!r}", 404)
+        g = gold.row(camp, item, annotator, value)
+        if conn.execute(store._insert(j), [g]).rowcount:
+            audit(store.engine, annotator, "gold", camp.name, item, {"value": value},
+                  conn=conn)
+        got = conn.execute(select(j.c.value, j.c.status).where(
+            (j.c.dataset == g["dataset"]) & (j.c.item == item)
+            & (j.c.annotator == annotator))).one()
+        return Judgment(item, annotator, None if got.value is None else int(got.value),
+                        Status(got.status))
+    mine = (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == annotator)
+    if qrow.resolved_at is not None and conn.execute(select(j.c.id).where(mine)).first() \
+            is None:
+        raise QueueError(f"item {item!r} is already decided; the vote is not kept", 409)
+    new = conn.execute(store._insert(j), [row]).rowcount
+    got = conn.execute(select(j.c.value, j.c.status).where(mine)).one()
+    conn.execute(delete(leases_table).where(
+        (leases_table.c.campaign == camp.name) & (leases_table.c.item == item)
+        & (leases_table.c.annotator == annotator)))
+    if new:
+        audit(store.engine, annotator, "label" if value is not None else "skip", camp.name,
+              item, {"value": value}, conn=conn)
+    if qrow.resolved_at is None:
+        ones, zeros = _votes(conn, camp, item)
+        decided, needed = decide(ones, zeros, k)
+        stuck = decided is None and (needed <= ones + zeros or (
+            value is None and _nobody_left(conn, camp, item)))
+        conn.execute(update(q).where(q.c.id == qrow.id).values(
+            needed=needed, value=decided,
+            resolved_at=None if decided is None and not stuck else now()))
+        if stuck:
+            audit(store.engine, annotator, "undecidable", camp.name, item,
+                  {"ones": ones, "zeros": zeros}, conn=conn)
     return Judgment(item, annotator, None if got.value is None else int(got.value),
                     Status(got.status))
 
@@ -299,4 +306,4 @@ def undecidable(store: LabelStore, campaign: str) -> list[str]:
 
 
 __all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "QueueError", "Settings", "decide", "decided",
-           "enqueue", "next_item", "open_count", "set_settings", "settings", "undecidable", "undo", "vote"]
+           "enqueue", "next_item", "open_count", "set_settings", "settings", "undecidable", "undo", "vote", "vote_in"]

@@ -73,3 +73,31 @@ def test_flagging_rule_and_kappa(service):
                      for i, v in enumerate(truth.values())])
     assert rep.kappa == pytest.approx(quality.fleiss_kappa(np.c_[4 - ones, ones]))
     assert rep.items == 40 and rep.labels == 160 and rep.ds_differs == 0
+
+
+def test_malformed_result_entry_is_one_400_line_and_an_import_is_all_or_nothing(service):
+    """A result entry that is not an object (Label Studio export edited by hand) is a 400
+    naming the task and annotation, not a 500; a vote refused in the middle of an import (an
+    item already decided) keeps none of the import's votes."""
+    from fastapi.testclient import TestClient
+
+    from assay.service import auth
+    from assay.service.app import create_app
+    queue.enqueue(service.store, "kb", ["a", "b"], 1)
+    _, tok = auth.new_token(service.store.engine, user_by_name(service.store.engine, "root"))
+    c = TestClient(create_app(service.store), raise_server_exceptions=False)
+    head = {"Authorization": f"Bearer {tok}"}
+    body = [{"data": {"item": "a"}, "annotations": [{"completed_by": 1, "result": [
+        {"from_name": "label", "type": "choices", "value": {"choices": ["yes"]}}]}]},
+            {"data": {"item": "b"}, "annotations": [{"completed_by": 1, "result": ["oops"]}]}]
+    r = c.post("/api/labelstudio/import?campaign=kb", json=body, headers=head)
+    assert r.status_code == 400 and "task 2, annotation 1" in r.json()["error"]
+    assert "\n" not in r.json()["error"]
+    assert service.store.judgments("kb", "ls:1") == []
+    queue.vote(service.store, service.camp.row, "ann1", "b", 0)          # k = 1: b decided
+    body[1] = {"data": {"item": "b"}, "annotations": [{"completed_by": 1, "result": [
+        {"from_name": "label", "type": "choices", "value": {"choices": ["no"]}}]}]}
+    r = c.post("/api/labelstudio/import?campaign=kb", json=body, headers=head)
+    assert r.status_code == 409 and "task 2, annotation 1" in r.json()["error"]
+    assert service.store.judgments("kb", "ls:1") == []                  # not even a's vote
+    assert queue.decided(service.store, "kb") == {"b": 0}
