@@ -190,7 +190,10 @@ async def post_gold(request: Request, campaign: str, key: str = "item") -> JSONR
         values = binary_column(df, "label", name, kind)
     except AssayError as exc:
         return JSONResponse({"error": " ".join(str(exc).split())}, 400)
-    n = add_gold(store_of(request), camp.name, dict(zip(keys.tolist(), values.tolist())))
+    try:
+        n = add_gold(store_of(request), camp.name, dict(zip(keys.tolist(), values.tolist())))
+    except AssayError as exc:
+        return JSONResponse({"error": " ".join(str(exc).split())}, 400)
     from assay.service.auth import audit
     audit(store_of(request).engine, c.user.name, "gold-added", camp.name, detail={"gold": n})
     return JSONResponse({"gold": n}, 201)

@@ -89,12 +89,15 @@ def decide(ones: int, zeros: int, k: int) -> tuple[int | None, int]:
 
 
 def enqueue(store: LabelStore, campaign: str, items: Iterable[str], k: int) -> int:
-    """Add items to the queue (an item already there is left as it is); returns how many new."""
+    """Add items to the queue (an item already there is left as it is; an item that was a gold
+    question of the campaign is one no more: :func:`assay.service.gold.withdraw`); returns how
+    many new."""
     rows = [{"campaign": campaign, "item": str(i), "needed": min(2, k), "created_at": now()}
             for i in dict.fromkeys(items)]
     if not rows:
         return 0
     with store.engine.begin() as conn:
+        gold.withdraw(conn, campaign, [r["item"] for r in rows])
         before = conn.execute(select(func.count()).select_from(queue_table).where(
             queue_table.c.campaign == campaign)).scalar_one()
         for a in range(0, len(rows), 500):

@@ -97,3 +97,31 @@ def test_dawid_skene_aggregation_and_migration_0003(tmp_path):
                              " VALUES ('old', 2, 4)")
     assert migrate.upgrade(store.engine) == "0002"
     assert queue.settings(store.engine, "old") == queue.Settings(2, 4, "majority")
+
+
+def test_a_gold_question_is_never_a_queued_item(service):
+    """A gold upload naming a queued item is refused (one line, nothing kept); an item a
+    submission queues stops being a gold question; and a gold question the annotator already
+    answered as a vote (a store from before this rule) is never shown again."""
+    from assay.service.schema import gold_table
+    store, row = service.store, service.camp.row
+    items = [f"i{n}" for n in range(30)]
+    queue.enqueue(store, "kb", items, 3)
+    root = service.client("root")
+    r = root.post("/api/gold?campaign=kb", headers={"X-CSRF-Token": csrf_of(root)},
+                  files={"file": ("g.csv", b"item,label\ng1,1\ni25,1\n", "text/csv")})
+    assert r.status_code == 400 and "'i25' is in the annotation queue" in r.json()["error"]
+    with store.engine.connect() as conn:
+        assert conn.execute(gold_table.select()).all() == []
+    gold.add_gold(store, "kb", {"g9": 1})
+    queue.enqueue(store, "kb", ["g9"], 3)
+    with store.engine.connect() as conn:
+        assert conn.execute(gold_table.select()).all() == []
+    with store.engine.begin() as conn:                      # the overlap, as an old store has it
+        conn.execute(gold_table.insert().values(campaign="kb", item="i25", value=1))
+    seen = []
+    for _ in range(25):
+        it = queue.next_item(store, row, "ann1")
+        seen.append(it)
+        queue.vote(store, row, "ann1", it, 1)
+    assert len(seen) == len(set(seen)) == 25
