@@ -134,7 +134,14 @@ def submit(store: LabelStore, user: User, campaign: str, system: str, filename: 
     if not system or len(system) > 80 or "/" in system:
         raise AssayInputError("system", repr(system), expected="1-80 characters, no '/'")
     keys, structure = parse_output(filename, data, key)
-    limit = queue.settings(store.engine, camp.row.name).daily_limit
+    cs = queue.settings(store.engine, camp.row.name)
+    limit = cs.daily_limit
+    if user.role != "admin" and len(keys) < cs.min_output:
+        n = len(keys)
+        raise AssayInputError(Path(filename or "upload").name,
+                              f"{n} item{'' if n == 1 else 's'}",
+                              expected=f"at least {cs.min_output} items, the campaign's "
+                              "min_output: a tiny output's scores would reveal its labels")
     s = submissions_table
     midnight = now().replace(hour=0, minute=0, second=0, microsecond=0)
     full = f"{team}/{system}"

@@ -191,7 +191,8 @@ async def admin_campaign(request: Request) -> Response:
         name = str(form.get("name", "")).strip()
         settings = queue.Settings(int(form.get("k") or queue.DEFAULT_K),
                                   int(form.get("daily_limit") or queue.DEFAULT_DAILY_LIMIT),
-                                  str(form.get("aggregation") or "majority"))
+                                  str(form.get("aggregation") or "majority"),
+                                  int(form.get("min_output") or queue.DEFAULT_MIN_OUTPUT))
         half_width, seed = float(form.get("half_width") or 0.05), int(form.get("seed") or 0)
         camp = OnDemandCampaign.create(store, name, annotator="consensus",
                                        half_width=half_width, seed=seed)

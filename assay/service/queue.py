@@ -27,6 +27,7 @@ from assay.service.schema import (campaign_settings_table, leases_table, queue_t
 
 DEFAULT_K = 3
 DEFAULT_DAILY_LIMIT = 5
+DEFAULT_MIN_OUTPUT = 20
 AGGREGATIONS = ("majority", "dawid-skene")
 LEASE_SECONDS = 600                 # how long an item served to an annotator is held for them
 _PG_QUEUE_LOCK = 0x61737171         # "assq"
@@ -34,18 +35,22 @@ _PG_QUEUE_LOCK = 0x61737171         # "assq"
 
 @dataclass(frozen=True)
 class Settings:
-    """A campaign's service settings: annotators per item and a team's submissions a day."""
+    """A campaign's service settings: annotators per item, a team's submissions a day, how
+    votes are aggregated, and the fewest items a submitted output may have (``min_output``: a
+    tiny output's scores would reveal its items' labels — leaderboard probing)."""
 
     k: int = DEFAULT_K
     daily_limit: int = DEFAULT_DAILY_LIMIT
     aggregation: str = "majority"           # or "dawid-skene"
+    min_output: int = DEFAULT_MIN_OUTPUT
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation {self.aggregation!r}: expected "
                              f"{' or '.join(AGGREGATIONS)}")
-        if self.k < 1 or self.daily_limit < 0:
-            raise ValueError("k must be at least 1 and the daily limit not negative")
+        if self.k < 1 or self.daily_limit < 0 or self.min_output < 1:
+            raise ValueError("k and min_output must be at least 1 and the daily limit not "
+                             "negative")
 
 
 def settings(engine: Engine, campaign: str) -> Settings:
@@ -53,7 +58,7 @@ def settings(engine: Engine, campaign: str) -> Settings:
         row = conn.execute(select(campaign_settings_table).where(
             campaign_settings_table.c.campaign == campaign)).first()
     return Settings() if row is None else Settings(int(row.k), int(row.daily_limit),
-                                                   str(row.aggregation))
+                                                   str(row.aggregation), int(row.min_output))
 
 
 def set_settings(store: LabelStore, campaign: str, s: Settings) -> None:
@@ -61,7 +66,7 @@ def set_settings(store: LabelStore, campaign: str, s: Settings) -> None:
     with store.engine.begin() as conn:
         conn.execute(delete(t).where(t.c.campaign == campaign))
         conn.execute(insert(t).values(campaign=campaign, k=s.k, daily_limit=s.daily_limit,
-                                      aggregation=s.aggregation))
+                                      aggregation=s.aggregation, min_output=s.min_output))
 
 
 def decide(ones: int, zeros: int, k: int) -> tuple[int | None, int]:
@@ -308,5 +313,5 @@ def undecidable(store: LabelStore, campaign: str) -> list[str]:
             .order_by(q.c.id)).scalars().all()]
 
 
-__all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "QueueError", "Settings", "decide", "decided",
+__all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "DEFAULT_MIN_OUTPUT", "QueueError", "Settings", "decide", "decided",
            "enqueue", "next_item", "open_count", "set_settings", "settings", "undecidable", "undo", "vote", "vote_in"]

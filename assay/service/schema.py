@@ -8,7 +8,7 @@
 * ``audit`` — who did what when (a label, an undo, a login, a submission, a token revoked);
 * ``campaign_settings`` — the service's settings of a campaign: annotators per item (k), a
   team's daily submission limit, and how votes become the campaign's label (majority or
-  Dawid–Skene, revision 0003);
+  Dawid–Skene, revision 0003), and the fewest items an output may have (revision 0006);
 * ``submissions`` — the job queue: one row per uploaded output, its state
   (pending → running → waiting ⇄ pending … → done | failed) and the items it waits for
   (``job_items``);
@@ -85,6 +85,8 @@ campaign_settings_table = Table(
     Column("daily_limit", Integer, nullable=False),
     Column("aggregation", String(16), nullable=False,            # revision 0003
            server_default="majority"),                          # majority | dawid-skene
+    Column("min_output", Integer, nullable=False,                # revision 0006
+           server_default="20"),                                # fewest items of an output
 )
 
 submissions_table = Table(

@@ -42,7 +42,7 @@ def test_migration_0001_to_head(tmp_path):
     migrate.upgrade(store.engine, "0001")
     assert migrate.current(store.engine) == "0001"
     assert migrate.upgrade(store.engine) == "0001"
-    assert migrate.current(store.engine) == migrate.head() == "0005"
+    assert migrate.current(store.engine) == migrate.head() == "0006"
     assert gold.add_gold(store, "c", {"x": 1}) == 1
 
 
@@ -96,7 +96,7 @@ def test_dawid_skene_aggregation_and_migration_0003(tmp_path):
         conn.exec_driver_sql("INSERT INTO assay_svc_campaign_settings (campaign, k, daily_limit)"
                              " VALUES ('old', 2, 4)")
     assert migrate.upgrade(store.engine) == "0002"
-    assert queue.settings(store.engine, "old") == queue.Settings(2, 4, "majority")
+    assert queue.settings(store.engine, "old") == queue.Settings(2, 4, "majority", 20)
 
 
 def test_a_gold_question_is_never_a_queued_item(service):

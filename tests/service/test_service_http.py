@@ -197,6 +197,7 @@ def test_relation_item_shows_its_sentence_highlighted(service):
     from assay.service import views
     data = (b"item,unit,subject,relation,object\n"
             + b"".join(f"r{i},d{i},Ann Lee,employer,Acme {i}\n".encode() for i in range(12)))
+    queue.set_settings(service.store, "kb", queue.Settings(k=1, daily_limit=2, min_output=10))
     views.add_records(service.store, "kb", [{"id": f"d{i}", "sentence":
                                              f"Ann Lee has worked at Acme {i} since <2010>."}
                                             for i in range(12)])
@@ -376,3 +377,23 @@ def test_a_token_cannot_mint_tokens(service):
     from assay.service.schema import tokens_table
     with service.store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tokens_table)).scalar() == 1
+
+
+def test_tiny_output_refused_min_output(service):
+    """Leaderboard probing: an output of one item would have its precision read off as that
+    item's label; outputs under the campaign's min_output (20 by default) are refused with one
+    line and nothing kept."""
+    assert queue.settings(service.store.engine, "kb").min_output == 20
+    alice = service.client("alice")
+    tok = csrf_of(alice, "/submit")
+    small = ("item\n" + "\n".join(service.keys[:19]) + "\n").encode()
+    r = alice.post("/api/submissions", headers={"X-CSRF-Token": tok},
+                   data={"campaign": "kb", "system": "probe"}, files={"file": ("o.csv", small)})
+    assert r.status_code == 400 and "at least 20" in r.text and "\n" not in r.json()["error"]
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(submissions_table)).scalar() == 0
+    ok = ("item\n" + "\n".join(service.keys[:20]) + "\n").encode()
+    r = alice.post("/api/submissions", headers={"X-CSRF-Token": tok},
+                   data={"campaign": "kb", "system": "fine"}, files={"file": ("o.csv", ok)})
+    assert r.status_code == 202, r.text
+    assert jobs.submission(service.store.engine, r.json()["id"]).state == "pending"

@@ -120,7 +120,7 @@ def test_daily_limit_holds_under_concurrent_submits_on_postgresql(postgres_url):
     store = LabelStore(postgres_url)
     migrate.upgrade(store.engine)
     OnDemandCampaign.create(store, "lim", annotator="consensus", half_width=0.2, seed=1)
-    queue.set_settings(store, "lim", queue.Settings(k=3, daily_limit=2))
+    queue.set_settings(store, "lim", queue.Settings(k=3, daily_limit=2, min_output=1))
     user = auth.add_user(store.engine, "limsub", "submitter", PASSWORD, "tlim")
     got, bar = [], threading.Barrier(8)
 
