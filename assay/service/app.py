@@ -145,13 +145,15 @@ def create_app(store: LabelStore | str, worker: bool = False,
         if not token or not auth.csrf_ok(token, str(form.get("csrf") or "")):
             raise HTTPException(403, "CSRF token missing or wrong: reload the log-in page")
         name = str(form.get("name", ""))[:200]
-        if auth.too_many_failures(labels.engine, name):
+        client = request.client.host if request.client else None
+        if auth.too_many_failures(labels.engine, name, client):
             return render(request, "login.html", None, 429, login_csrf=token,
                           error=f"too many failed log-ins: wait "
                                 f"{auth.FAILED_WINDOW_MINUTES} minutes")
         u = auth.check_password(labels.engine, name, str(form.get("password", "")))
         if u is None:
-            auth.audit(labels.engine, name, "login-failed")
+            auth.audit(labels.engine, name, "login-failed",
+                       detail=auth.failed_login_detail(client))
             return render(request, "login.html", None, 401, login_csrf=token,
                           error="wrong name or password")
         resp = RedirectResponse("/", status_code=303)

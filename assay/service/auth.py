@@ -54,14 +54,18 @@ def _user(r: Any) -> User:
     return User(int(r.id), r.name, r.role, r.team)
 
 
+def _name_ok(name: str) -> bool:
+    return bool(name) and len(name) <= NAME and name.replace("-", "").replace(
+        "_", "").replace(".", "").isalnum()
+
+
 def add_user(engine: Engine, name: str, role: str, password: str,
              team: str | None = None) -> User:
     """Create a user (argon2 hash of the password); a bad role, name or password, or a name
     taken, is an :class:`AssayInputError`."""
     if role not in ROLES:
         raise AssayInputError("--role", repr(role), expected=" | ".join(ROLES))
-    if not name or len(name) > NAME or not name.replace("-", "").replace("_", "").replace(
-            ".", "").isalnum():
+    if not _name_ok(name):
         raise AssayInputError("user name", repr(name),
                               expected="1-200 letters, digits, '-', '_' or '.'")
     if len(password) < 8:
@@ -69,6 +73,9 @@ def add_user(engine: Engine, name: str, role: str, password: str,
                               expected="at least 8 characters")
     if role == "submitter" and not team:
         raise AssayInputError("--team", "missing", expected="a team for a submitter")
+    if team is not None and not _name_ok(team):     # no '/': systems are named team/system
+        raise AssayInputError("--team", repr(team),
+                              expected="1-200 letters, digits, '-', '_' or '.'")
     u = users_table
     with engine.begin() as conn:
         if conn.execute(select(u.c.id).where(u.c.name == name)).first() is not None:
@@ -95,17 +102,24 @@ def check_password(engine: Engine, name: str, password: str) -> User | None:
     return _user(row)
 
 
-def too_many_failures(engine: Engine, name: str) -> bool:
-    """True when ``name`` had :data:`FAILED_LOGINS` failed log-ins in the last
-    :data:`FAILED_WINDOW_MINUTES` minutes (then log-in is refused, even with the right
-    password, until the window passes)."""
+def failed_login_detail(client: str | None) -> dict[str, Any]:
+    """The audit detail of a failed log-in: the client's address (lockout is per name and
+    client, so nobody can lock a user out from elsewhere by failing on purpose)."""
+    return {"client": str(client or "")[:NAME]}
+
+
+def too_many_failures(engine: Engine, name: str, client: str | None = None) -> bool:
+    """True when ``name`` had :data:`FAILED_LOGINS` failed log-ins from ``client`` in the last
+    :data:`FAILED_WINDOW_MINUTES` minutes (then log-in from that client is refused, even with
+    the right password, until the window passes)."""
     from sqlalchemy import func
     a = audit_table
     since = now() - dt.timedelta(minutes=FAILED_WINDOW_MINUTES)
+    detail = json.dumps(failed_login_detail(client), default=str)
     with engine.connect() as conn:
         n = conn.execute(select(func.count()).select_from(a).where(
-            (a.c.action == "login-failed") & (a.c.user == name[:NAME]) & (a.c.at >= since))
-        ).scalar_one()
+            (a.c.action == "login-failed") & (a.c.user == name[:NAME]) & (a.c.at >= since)
+            & (a.c.detail == detail))).scalar_one()
     return int(n) >= FAILED_LOGINS
 
 

@@ -45,7 +45,7 @@ def campaign_row(store: LabelStore, name: str) -> CampaignRow | None:
 def visible(user: User, system: str) -> bool:
     """An admin sees every system; a submitter only their team's (``team/system``)."""
     return user.role == "admin" or (user.role == "submitter" and user.team is not None
-                                    and system.startswith(f"{user.team}/"))
+                                    and "/" in system and system.split("/")[0] == user.team)
 
 
 def scores_for(store: LabelStore, campaign: str, user: User) -> CampaignReport:

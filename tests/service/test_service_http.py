@@ -321,6 +321,23 @@ def test_failed_logins_are_limited(service):
     r = c.post("/login", data={"name": "bob", "password": PASSWORD, "csrf": tok})
     assert r.status_code == 429 and "too many failed log-ins" in r.text
     login(service.client(), "alice")                       # another user is not affected
+    from fastapi.testclient import TestClient
+
+    from assay.service.app import create_app
+    elsewhere = TestClient(create_app(service.store), follow_redirects=False,
+                           client=("10.0.0.9", 4000))
+    login(elsewhere, "bob")             # the lockout is per (name, client): bob logs in elsewhere
+
+
+def test_team_names_validated_and_visibility_by_team_prefix(service):
+    from assay.errors import AssayInputError
+    from assay.service import auth, views
+    with pytest.raises(AssayInputError):
+        auth.add_user(service.store.engine, "eve", "submitter", "correct horse battery", "t1/x")
+    t = auth.User(99, "tt", "submitter", "t")
+    assert views.visible(t, "t/sys") and not views.visible(t, "t1/sys")
+    assert not views.visible(t, "t") and not views.visible(auth.User(98, "a", "annotator", None),
+                                                            "t/sys")
 
 
 def test_mentions_kept_and_clustered_across_documents(service):
