@@ -14,6 +14,7 @@ mentions (``assay_svc_mentions``). Unlinked mentions are then clustered across d
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 from urllib.parse import quote
@@ -79,8 +80,40 @@ def page(request: Request, campaign: str, message: str | None = None) -> Respons
         raise HTTPException(404, "no such campaign")
     camp = OnDemandCampaign.open(store_of(request), campaign)
     docs = _documents(request, camp)
+    doc = _lease_document(store_of(request).engine, campaign, c.user.name,
+                          [u for u, _ in docs])
     return render(request, "exhaustive.html", c, campaign=campaign, types=TYPES,
-                  doc=docs[0] if docs else None, left=len(docs), message=message)
+                  doc=None if doc is None else (doc, dict(docs)[doc]), left=len(docs),
+                  message=message)
+
+
+def _lease_document(engine: Any, campaign: str, annotator: str, units: list[str]
+                    ) -> str | None:
+    """The document to show ``annotator``: one they hold, else the first one nobody holds,
+    leased to them for :data:`assay.service.queue.LEASE_SECONDS` (concurrent annotators get
+    different documents; every one held: the first, as before)."""
+    from assay.service.queue import LEASE_SECONDS, _lock
+    from assay.service.schema import leases_table as le
+    if not units:
+        return None
+    t = now()
+    keys = {f"#doc:{u}": u for u in units}
+    with engine.begin() as conn:
+        _lock(conn, campaign)
+        held = conn.execute(select(le.c.item, le.c.annotator).where(
+            (le.c.campaign == campaign) & le.c.item.in_(list(keys)) & (le.c.expires_at > t))
+            ).all()
+        mine = [keys[h.item] for h in held if h.annotator == annotator]
+        taken = {keys[h.item] for h in held}
+        free = [u for u in units if u not in taken]
+        unit = mine[0] if mine else (free[0] if free else units[0])
+        conn.execute(delete(le).where((le.c.campaign == campaign)
+                                      & (le.c.item == f"#doc:{unit}")
+                                      & (le.c.annotator == annotator)))
+        conn.execute(le.insert().values(campaign=campaign, item=f"#doc:{unit}",
+                                        annotator=annotator,
+                                        expires_at=t + dt.timedelta(seconds=LEASE_SECONDS)))
+    return unit
 
 
 @router.post("/exhaustive")
@@ -105,6 +138,10 @@ async def finish(request: Request) -> Response:
     except (ValueError, AssayError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
     t, engine = mentions_table, store_of(request).engine
+    try:     # the unit's truth first: another annotator's different truth writes nothing
+        camp.annotate_units({unit: keys})
+    except AssayError as exc:
+        raise HTTPException(409, " ".join(str(exc).split())) from None
     with engine.begin() as conn:
         conn.execute(delete(t).where((t.c.campaign == campaign) & (t.c.unit == unit)))
         if mentions:
@@ -116,7 +153,6 @@ async def finish(request: Request) -> Response:
         audit(engine, c.user.name, "exhaustive", campaign, unit,
               {"mentions": len(mentions), "relations": relations, "true_items": len(keys)},
               conn=conn)
-    camp.annotate_units({unit: keys})
     msg = quote(f"document {unit} done ({len(keys)} true items)")
     return RedirectResponse(f"/exhaustive?campaign={quote(campaign)}&message={msg}",
                             status_code=303)

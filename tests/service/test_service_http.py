@@ -414,3 +414,19 @@ def test_tiny_output_refused_min_output(service):
                    data={"campaign": "kb", "system": "fine"}, files={"file": ("o.csv", ok)})
     assert r.status_code == 202, r.text
     assert jobs.submission(service.store.engine, r.json()["id"]).state == "pending"
+
+
+def test_concurrent_annotators_get_different_documents(service):
+    """Exhaustive annotation: each document shown is leased to its annotator, so two
+    annotators are not both given the first document; a reload shows the same one."""
+    from assay.ondemand import OnDemandCampaign
+    from assay.service import views
+    OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=10)
+    views.add_records(service.store, "docs", [{"id": f"d{i}", "text": f"Ann Lee {i}."}
+                                              for i in range(3)])
+    unit = re.compile(r'id="doc" data-unit="([^"]+)"')
+    a1, a2 = service.client("ann1"), service.client("ann2")
+    u1 = unit.search(a1.get("/exhaustive?campaign=docs").text).group(1)
+    u2 = unit.search(a2.get("/exhaustive?campaign=docs").text).group(1)
+    assert u1 != u2
+    assert unit.search(a1.get("/exhaustive?campaign=docs").text).group(1) == u1
