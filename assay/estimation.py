@@ -136,7 +136,19 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
     """:func:`estimate_all` from a list of draws and their labels. ``predictions`` is indexed
     by the draws' item index: the whole pool's, or — with ``pool_size`` and ``positives``
     (the pool's size and predicted positives) — only the rows of the items fetched so far, as
-    a pool on an engine gives them (:func:`assay.engines.run.evaluate_on_engine`)."""
+    a pool on an engine gives them (:func:`assay.engines.run.evaluate_on_engine`).
+
+    >>> import numpy as np
+    >>> from assay.designs import UniformWithoutReplacement
+    >>> des = UniformWithoutReplacement(4, 4, np.random.default_rng(0))
+    >>> draws = [des.draw() for _ in range(4)]
+    >>> labels = [d.index % 2 for d in draws]
+    >>> pred = np.array([1, 1, 0, 0])
+    >>> a = estimate_draws(des, draws, labels, pred, 0.95)["precision"].estimate
+    >>> b = estimate_draws(des, draws, labels, pred, 0.95, pool_size=4, positives=2)
+    >>> a == b["precision"].estimate == 0.5
+    True
+    """
     alphas = alphas or MEASURES
     labels = np.asarray(draw_labels, dtype=np.int8)
     draws = Draws.of(draw_list)
