@@ -94,7 +94,58 @@ def extra_allocation(n_h: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
                     else sizes - n_h, room.astype(float) + 1e-9, minimum=0)
 
 
-class StratifiedDesign(Design):
+class _ScheduledStrata(Design):
+    """What the stratified designs share, in memory or on an engine: the allocation n_h, the
+    schedule of strata (:func:`schedule`), its extension to a larger budget, putting a skipped
+    draw's stratum back, and the strata table. A subclass sets ``strata`` (with ``sizes`` and
+    ``count``), ``rng`` and ``_weights`` before :meth:`_allocate`."""
+
+    def _allocate(self, budget: int) -> None:
+        self.n_h = allocate(budget, self.strata.sizes, self._weights)
+        self.budget = int(self.n_h.sum())
+        self._schedule = schedule(self.n_h, self.rng)
+        self._pos = 0
+        self._replace: list[int] = []
+
+    def extend(self, budget: int) -> None:
+        """Re-allocate a larger budget with the earlier n_h as floors: the extra labels go to
+        the strata furthest below the allocation of the new budget. Sampling stays without
+        replacement within strata, so the union is a stratified SRS of the new n_h."""
+        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget)
+        if add is None:
+            return
+        self.n_h = self.n_h + add
+        self.budget = int(self.n_h.sum())
+        more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
+        self._schedule = np.concatenate([self._schedule, more.astype(np.int64)])
+
+    def exhausted(self) -> bool:
+        return self._pos >= self._schedule.shape[0] and not self._replace
+
+    def _next_stratum(self) -> int:
+        """The stratum of the next draw: a skipped draw's stratum first, else the schedule's."""
+        if self._replace:
+            return self._replace.pop()
+        h = int(self._schedule[self._pos])
+        self._pos += 1
+        return h
+
+    def _put_back(self, h: int, taken: int) -> None:
+        """After a skip: draw again from stratum ``h`` while it has items left."""
+        if taken < self.strata.sizes[h]:
+            self._replace.append(h)
+
+    def stratum_sizes(self) -> np.ndarray:
+        return self.strata.sizes
+
+    def strata_table(self) -> list[dict[str, Any]]:
+        sizes = self.strata.sizes
+        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
+                 "inclusion_probability": float(self.n_h[h] / sizes[h])}
+                for h in range(self.strata.count)]
+
+
+class StratifiedDesign(_ScheduledStrata):
     """Score strata with a fixed allocation, sampled without replacement within strata.
 
     Draws interleave the strata: every stratum's first ``min(n_h, 2)`` draws come first (round
@@ -122,12 +173,8 @@ class StratifiedDesign(Design):
             raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
                              "'neyman')")
         self._weights = weights
-        self.n_h = allocate(budget, sizes, weights)
-        self.budget = int(self.n_h.sum())
+        self._allocate(budget)
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
-        self._schedule = schedule(self.n_h, rng)
-        self._pos = 0
-        self._replace: list[int] = []
 
     def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
                     f0: float) -> np.ndarray:
@@ -159,44 +206,15 @@ class StratifiedDesign(Design):
                 "n_strata": self.strata.count, "allocation": self.allocation_rule,
                 "budget": self.budget, "alpha": self.alpha}
 
-    def extend(self, budget: int) -> None:
-        """Re-allocate a larger budget with the earlier n_h as floors: the extra labels go to
-        the strata furthest below the allocation of the new budget. Sampling stays without
-        replacement within strata, so the union is a stratified SRS of the new n_h."""
-        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget)
-        if add is None:
-            return
-        self.n_h = self.n_h + add
-        self.budget = int(self.n_h.sum())
-        more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
-        self._schedule = np.concatenate([self._schedule, more.astype(np.int64)])
-
-    def exhausted(self) -> bool:
-        return self._pos >= self._schedule.shape[0] and not self._replace
-
     def draw(self) -> Draw:
-        if self._replace:
-            h = self._replace.pop()
-        else:
-            h = int(self._schedule[self._pos])
-            self._pos += 1
+        h = self._next_stratum()
         j = self._shuffles[h].next(self.rng)
         pos = int(self.strata.bounds[h] + j)
         item = int(self.strata.order[pos])
         return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION, pos)
 
     def skip(self, draw: Draw) -> None:
-        if self._shuffles[draw.stratum].taken < self.strata.sizes[draw.stratum]:
-            self._replace.append(draw.stratum)
-
-    def stratum_sizes(self) -> np.ndarray:
-        return self.strata.sizes
-
-    def strata_table(self) -> list[dict[str, Any]]:
-        sizes = self.strata.sizes
-        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
-                 "inclusion_probability": float(self.n_h[h] / sizes[h])}
-                for h in range(self.strata.count)]
+        self._put_back(draw.stratum, self._shuffles[draw.stratum].taken)
 
 
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
@@ -209,7 +227,7 @@ def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
     return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)
 
 
-class EngineStratifiedDesign(Design):
+class EngineStratifiedDesign(_ScheduledStrata):
     """:class:`StratifiedDesign` on a pool that stays on an engine (docs/engines.md): the same
     strata (:func:`assay.engines.plan.engine_strata`) and allocation (Neyman weights from
     per-stratum sums, :func:`neyman_weights`) and the same schedule of strata, but the j-th
@@ -236,13 +254,9 @@ class EngineStratifiedDesign(Design):
             self._weights = neyman_weights(sizes, self.strata.positives, s1, s0, alpha)
         else:
             self._weights = sizes.astype(np.float64)
-        self.n_h = allocate(budget, sizes, self._weights)
-        self.budget = int(self.n_h.sum())
-        self._schedule = schedule(self.n_h, rng)
+        self._allocate(budget)
         self.sampler = PrefixSampler(engine, self.strata, self.seed, first=self.n_h)
         self._taken = np.zeros(self.strata.count, dtype=np.int64)
-        self._pos = 0
-        self._replace: list[int] = []
 
     @property
     def n(self) -> int:
@@ -258,37 +272,11 @@ class EngineStratifiedDesign(Design):
         return self.strata.manifest(self.engine, self.seed, allocation=self.allocation_rule,
                                     n_h=[int(x) for x in self.n_h])
 
-    def extend(self, budget: int) -> None:
-        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget)
-        if add is None:
-            return
-        self.n_h = self.n_h + add
-        self.budget = int(self.n_h.sum())
-        more = self.rng.permutation(np.repeat(np.arange(self.strata.count), add))
-        self._schedule = np.concatenate([self._schedule, more.astype(np.int64)])
-
-    def exhausted(self) -> bool:
-        return self._pos >= self._schedule.shape[0] and not self._replace
-
     def draw(self) -> Draw:
-        if self._replace:
-            h = self._replace.pop()
-        else:
-            h = int(self._schedule[self._pos])
-            self._pos += 1
+        h = self._next_stratum()
         i = self.sampler.item(h, int(self._taken[h]))
         self._taken[h] += 1
         return Draw(i, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION)
 
     def skip(self, draw: Draw) -> None:
-        if self._taken[draw.stratum] < self.strata.sizes[draw.stratum]:
-            self._replace.append(draw.stratum)
-
-    def stratum_sizes(self) -> np.ndarray:
-        return self.strata.sizes
-
-    def strata_table(self) -> list[dict[str, Any]]:
-        sizes = self.strata.sizes
-        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
-                 "inclusion_probability": float(self.n_h[h] / sizes[h])}
-                for h in range(self.strata.count)]
+        self._put_back(draw.stratum, int(self._taken[draw.stratum]))
