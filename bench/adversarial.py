@@ -69,15 +69,27 @@ def _fast_history() -> bool:
     return True
 
 
+def make_world(name: str, world_seed: int):
+    """A world of :mod:`assay.worlds`, or ``er:NAME``: a real ER pool of ../shared/data/er/
+    (its own truth; the world seed is ignored)."""
+    from assay.worlds import WORLDS, World, truth_of
+    if not name.startswith("er:"):
+        return WORLDS[name](np.random.default_rng(world_seed))
+    import pandas as pd
+    f = pd.read_parquet(ROOT.parent / "shared" / "data" / "er" / f"{name[3:]}.parquet")
+    f = f.assign(id=[f"r{i:08d}" for i in range(len(f))])[["id", "prediction", "score", "label"]]
+    return World(name, f, {}, truth_of(f["prediction"].to_numpy(), f["label"].to_numpy()),
+                 {"matches": int(f["label"].sum()), "predicted": int(f["prediction"].sum())})
+
+
 def _world(name: str, world_seed: int):
     """The world, its pool (loaded once) and its gold frame, cached per worker."""
     key = (name, world_seed)
     if key not in _CACHE:
         import assay
-        from assay.worlds import WORLDS
         if len(_CACHE) >= 2:
             _CACHE.pop(next(iter(_CACHE)))
-        w = WORLDS[name](np.random.default_rng(world_seed))
+        w = make_world(name, world_seed)
         pool = assay.load_pool(w.frame.drop(columns=["label"]))
         gold: Any = w.frame[["id", "label"]]
         try:       # the gold frame aligned with the pool once, as evaluate does on every call
@@ -130,11 +142,10 @@ def verify(worlds: list[str], designs: list[str], budget: int, k: int, world_see
     """Fast path (pool loaded once, no history) against the plain call: identical estimates."""
     import assay
     import assay.evaluation as ev
-    from assay.worlds import WORLDS
     original = ev._checkpoints
     checked = 0
     for name in worlds:
-        w = WORLDS[name](np.random.default_rng(world_seed))
+        w = make_world(name, world_seed)
         _, pool, gold = _world(name, world_seed)
         for d in designs:
             for s in range(REP_SEED0, REP_SEED0 + k):
@@ -267,7 +278,7 @@ def main() -> None:
                  commit=shell(f"git -C {ROOT} rev-parse --short HEAD"))
     state.setdefault("worlds", {})
     for name in worlds:
-        w = WORLDS[name](np.random.default_rng(a.world_seed))
+        w = make_world(name, a.world_seed)
         state["worlds"][name] = {"n": w.n, "matches": w.facts["matches"],
                                  "predicted": w.facts["predicted"], "truth": w.truth}
 

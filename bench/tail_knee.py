@@ -2,9 +2,12 @@
 worlds of :mod:`assay.worlds` and the real ER pools (issue 11).
 
     python bench/tail_knee.py --reps 200 --budget 1000 [--cells realistic,er:abt_buy,...]
-                              [--modes default,tail_sd=1] [--jobs 2]
+                              [--modes default,tail_sd=1] [--designs auto,stratified] [--jobs 2]
 
-Each repetition is :func:`assay.simulation.simulate` (seed 1000 + r in every cell: common random
+A mode is ``default`` or ``key=value+key=value`` design options; with ``--designs`` other
+than ``auto`` each design runs in each mode and is labelled ``design:mode``.
+
+Each repetition is :func:`assay.simulation.simulate` (seed ``--seed0`` + r, default 1000, in every cell: common random
 numbers; worlds built from seed 11), 95% intervals. Per cell, mode and measure: coverage, mean
 half-width, RMSE and bias ± its Monte Carlo SE. Results accumulate in ``--out`` (markdown,
 rewritten after every cell) with the command, the machine and the date.
@@ -47,10 +50,10 @@ def _options(mode: str) -> dict[str, float]:
                                          (kv.split("=") for kv in mode.split("+"))}
 
 
-def _chunk(args: tuple[str, str, int, int, int]) -> dict[str, tuple]:
-    cell, mode, budget, seed, reps = args
+def _chunk(args: tuple[str, str, str, int, int, int]) -> dict[str, tuple]:
+    cell, design, mode, budget, seed, reps = args
     f = _frame(cell)
-    res = simulate("auto", f["label"].to_numpy(), f["prediction"].to_numpy(),
+    res = simulate(design, f["label"].to_numpy(), f["prediction"].to_numpy(),
                    f["score"].to_numpy(), None, budget, reps, seed=seed,
                    options=_options(mode))
     return {m: (r.truth, r.estimate, r.ci_low, r.ci_high) for m, r in res.items()}
@@ -75,11 +78,16 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--cells", default=DEFAULT_CELLS)
     ap.add_argument("--modes", default="default,tail_sd=1")
+    ap.add_argument("--designs", default="auto",
+                    help="designs, each run in every mode (e.g. auto,stratified,importance)")
+    ap.add_argument("--seed0", type=int, default=1000,
+                    help="seed of the first repetition (more repetitions of a cell: a new range)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=10)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "tail_knee.md"))
     a = ap.parse_args()
-    cells, modes = a.cells.split(","), a.modes.split(",")
+    cells, designs = a.cells.split(","), a.designs.split(",")
+    modes = [m if d == "auto" else f"{d}:{m}" for d in designs for m in a.modes.split(",")]
     tol = 1.96 * math.sqrt(0.95 * 0.05 / a.reps)
     head = [f"# auto with and without the tail knee ({a.budget} labels, {a.reps} repetitions)", "",
             f"`python bench/tail_knee.py {' '.join(sys.argv[1:])}`; {platform.machine()}, "
@@ -93,13 +101,15 @@ def main() -> None:
         task = bar.add_task("cells", total=len(cells) * len(modes) * a.reps)
         for cell in cells:
             for mode in modes:
-                jobs = [(cell, mode, a.budget, 1000 + s, min(a.chunk, a.reps - s))
+                design, _, opts = mode.rpartition(":")
+                jobs = [(cell, design or "auto", opts, a.budget, a.seed0 + s,
+                         min(a.chunk, a.reps - s))
                         for s in range(0, a.reps, a.chunk)]
                 parts: dict[str, list[tuple]] = {}
                 for j, out in zip(jobs, ex.map(_chunk, jobs)):
                     for m, p in out.items():
                         parts.setdefault(m, []).append(p)
-                    bar.advance(task, j[4])
+                    bar.advance(task, j[5])
                 rows += [_row(cell, mode, m, parts[m]) for m in ("precision", "recall", "f1")]
                 Path(a.out).write_text("\n".join(head + rows) + "\n")
 
