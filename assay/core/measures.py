@@ -143,7 +143,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             fraction[j] = 1.0       # or rounding)
         n_exact, n_fail = float(dom[j]), int(dom[j]) - k
         if cap is not None:    # draws with replacement: see _failure_region_size
-            n_exact = min(n_exact, float(cap[j]))
+            none_seen = (int(n_fn[j]) if alpha < 1.0 else n_fail) == 0
+            n_exact = min(n_exact, float(cap[j])) if none_seen else n_exact
             n_fail = min(n_fail, int(n_fn[j])) if 0.0 < alpha < 1.0 else n_fail
         lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), n_exact,
                                                confidence, rule, n_fail, k,
@@ -184,7 +185,10 @@ def _failure_region_size(sample: Sample, yhat: np.ndarray, x: np.ndarray, alpha:
     estimated total X̂ by −ln(a/2)·N̂_d/(n_d·X̂): the Clopper–Pearson interval at
     n* = n_d·X̂/N̂_d says the same (Kish 1965 §11.7 for the weighting design effect). For
     F_α with 0 < α < 1 the delta rule's ten failures must include ten false negatives (ten
-    false positives among well-sampled predicted positives say nothing about the rest).
+    false positives among well-sampled predicted positives say nothing about the rest). The
+    cap applies when no failure of that kind was labelled (the case derived here); with a few
+    seen, the count-based n* stands (capping it too over-covered a 9.6%-positive pool: recall
+    0.99 at 500 labels where 0.95 ± 0.029 is asked).
 
     >>> from assay.core.totals import WithReplacementSample
     >>> s = WithReplacementSample(q=np.array([0.1, 0.1, 0.001, 0.001]))
