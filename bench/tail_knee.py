@@ -31,18 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assay.simulation import simulate  # noqa: E402
-from assay.worlds import WORLDS  # noqa: E402
+from adversarial import make_world  # noqa: E402  (bench/, the script's folder)
 
-ER = ROOT.parent / "shared" / "data" / "er"
 DEFAULT_CELLS = ("realistic,ties,duplicate_scores,er:amazon_google,er:abt_buy,er:tweets100k,"
                  "er:restaurant,er:dblp_acm,miscalibrated,weak_balanced,second_family,"
                  "score_blind,non_monotone")
 
 
 def _frame(cell: str) -> pd.DataFrame:
-    if cell.startswith("er:"):
-        return pd.read_parquet(ER / f"{cell[3:]}.parquet")
-    return WORLDS[cell](np.random.default_rng(11)).frame
+    return make_world(cell, 11).frame       # a world of seed 11, or er:NAME (a real pool)
 
 
 def _options(mode: str) -> dict[str, float]:

@@ -128,7 +128,7 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     cap = _failure_region_size(sample, yhat, x, alpha)
     # F_α, 0 < α < 1: the normal approximation needs false negatives too, not only failures
     # of either kind (false positives are drawn often, false negatives may never be)
-    n_fn = np.count_nonzero((ell[:, None] > 0) & (yhat == 0), axis=0)
+    n_fn = None if cap is None else np.count_nonzero((ell[:, None] > 0) & (yhat == 0), axis=0)
     assumes = _assumes(sample, unseen)
     out = []
     for j in range(m):
