@@ -136,6 +136,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--sequential", action="store_true",
                     help="in turn by the earlier sequential rule (planning.TWO_STAGE = False)")
+    ap.add_argument("--stein-t", action="store_true",
+                    help="plan the second stage with Student's t and an upper variance bound, "
+                    "not z (planning.STEIN_T, off by default)")
+    ap.add_argument("--variance-bound", type=float, default=None,
+                    help="β of the second stage's upper variance bound, 0 for none "
+                    "(planning.VARIANCE_BOUND)")
+    ap.add_argument("--top-ups", type=int, default=None,
+                    help="top-up stages after the second (planning.TOP_UPS)")
     ap.add_argument("--turn-only", action="store_true",
                     help="run only the in-turn part and replace its section of --out")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
@@ -143,6 +151,12 @@ def main() -> None:
     args = ap.parse_args()
     if args.sequential:
         planning.TWO_STAGE = False
+    if args.stein_t:
+        planning.STEIN_T = True
+    if args.variance_bound is not None:
+        planning.VARIANCE_BOUND = args.variance_bound
+    if args.top_ups is not None:
+        planning.TOP_UPS = args.top_ups
     started = time.time()
     w = build(args.world_seed, args.docs, args.per_doc, args.false_ratio)
     memb, truth = w["memb"], w["truth"]
@@ -220,7 +234,8 @@ def main() -> None:
                       "Per system: " + ", ".join(f"{r:.2f}" for r in ratio) + ".", ""]
     if args.turn_reps:
         target = Z90 * np.sqrt(prec * (1 - prec) / 500)
-        labels, within, took, cover = [], [], [], []
+        labels, within, took, cover, errs, zs = [], [], [], [], [], []
+        missed: list[str] = []
         for r in range(args.turn_reps):
             t0 = time.time()
             sim = in_turn(memb, truth, target, 0.90, seed=args.seed * 1000 + r,
@@ -231,7 +246,13 @@ def main() -> None:
             est, _ = joint.estimate(u_sim, sim.src(m), at, sim.f, None, 0.90)
             hw = np.array([(e.ci_high - e.ci_low) / 2 for e in est["precision"]])
             within.append(float(np.mean(hw <= target * 1.0001)))
+            missed += [f"campaign {r}, system {i} (p {prec[i]:.2f}): {hw[i]:.4f} > "
+                       f"{target[i]:.4f}, {int(np.count_nonzero(sim.system == i))} draws"
+                       for i in np.flatnonzero(hw > target * 1.0001)]
             cover.append(float(np.mean([e.covers(p) for e, p in zip(est["precision"], prec)])))
+            e_hat = np.array([e.estimate for e in est["precision"]])
+            errs.append(e_hat - prec)
+            zs.append((e_hat - prec) / (hw / Z90))
         lines += [f"## All 40 systems in turn at the precision width of 500 per-system labels "
                   f"({args.turn_reps} repetitions)", "",
                   "Each arriving system is sampled by the campaign's rule "
@@ -241,9 +262,17 @@ def main() -> None:
                      "membership pattern, then calibrated top-up rounds until its realised "
                      if not planning.TWO_STAGE else
                      ", Stein's two-stage rule: a first stage fixed in advance from the target "
-                     "and the novel share of its output, then one second stage, the least "
+                     "and the novel share of its output, then a second stage, the least "
                      "draws from its own output, its novel part or its fill proposal under the "
-                     "planning variance calibrated on the first stage, unless the first stage's ")
+                     "planning variance calibrated on the first stage"
+                     + (", planned for the half-width ε·z/t_ν (Stein's Student quantile, ν + 1 "
+                        "the distinct labelled items of its output)" if planning.STEIN_T else "")
+                     + (f" on the upper {1 - planning.VARIANCE_BOUND:.0%} confidence bound of "
+                        "the variance (×√(χ²_β,ν/ν) on the half-width)"
+                        if planning.STEIN_T and planning.VARIANCE_BOUND else "")
+                     + (f", then at most {planning.TOP_UPS} top-up stages planned the same way "
+                        "while the realised half-width is still wider" if planning.TOP_UPS
+                        else "") + "; no stage is drawn once the ")
                   + "90% half-width is at most z·√(p(1−p)/500), p its true precision).", "",
                   f"Precision labels needed for all 40 systems: mean {np.mean(labels):,.0f} "
                   f"(range {min(labels):,}–{max(labels):,}) against 20,000 for per-system "
@@ -254,7 +283,21 @@ def main() -> None:
                   f"(binomial tolerance ±{Z90 * math.sqrt(0.09 / (m * args.turn_reps)):.3f}, "
                   "pairs of one campaign not independent). Per campaign: "
                   + ", ".join(f"{x:,}" for x in labels)
-                  + f" labels. Mean {np.mean(took):.0f} s per campaign.", ""]
+                  + f" labels. Mean {np.mean(took):.0f} s per campaign.", "",
+                  "Coverage per campaign (40 systems each): "
+                  + ", ".join(f"{c:.3f}" for c in cover) + ". The systems of one campaign "
+                  "share their labels, so their misses come together: the s.d. of the "
+                  f"campaigns' coverage is {np.std(cover, ddof=1):.3f} against "
+                  f"{math.sqrt(0.09 / m):.3f} for 40 independent pairs, and the tolerance of "
+                  f"the mean coverage is ±{Z90 * np.std(cover, ddof=1) / math.sqrt(len(cover)):.3f} "
+                  "(90%, from the campaigns' spread).", "",
+                  f"Bias over the {args.turn_reps} campaigns: mean of (estimate − p) over all "
+                  f"pairs {np.mean(errs):+.4f}; mean z = (estimate − p)/SE {np.mean(zs):+.3f}; "
+                  "per system, max |mean error| / (its s.d. over campaigns/√campaigns) "
+                  + (f"{np.max(np.abs(np.mean(errs, axis=0)) / (np.std(errs, axis=0, ddof=1) / math.sqrt(len(errs)))):.1f}"
+                     if len(errs) > 1 else "n/a") + ".", "",
+                  "Half-widths beyond their target at the end: "
+                  + ("; ".join(missed) if missed else "none") + ".", ""]
     lines += [f"Total run time {time.time() - started:.0f} s."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.turn_only and args.out.exists():     # keep the widths sections as they were
