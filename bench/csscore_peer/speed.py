@@ -1,7 +1,7 @@
 """Speed of cs-score: R runs x N answers each (default 100 x 10,000), one hop or two.
 
     .venv/bin/python bench/csscore_peer/speed.py [--runs 100] [--answers 10000] [--queries 500]
-                                                 [--jobs N]
+                                                 [--jobs N] [--md5] [--profile FILE]
 
 Writes a synthetic Cold Start case to a temporary folder (an SF query file, a pool of ~20
 assessed answers a query and their hop-1 answers, R run files of N answers: half pooled, half
@@ -9,13 +9,16 @@ novel, a third with a hop-1 answer) and times ``cs-score`` (reading, scoring, re
 wall clock, CPU time of this process and of the worker processes, and the load average (the
 machine is shared: wall clock moves with the load).
 Optionally ``--perl`` times the original on the same files (CPU time, peak memory, identical
-output); ``--perl-runs K`` gives it only the first K runs (the original holds every line in
+output); ``--md5`` prints the MD5 of the output (to check it is unchanged), ``--profile FILE``
+writes a cProfile of the in-process run (one process: use it with ``--jobs 1``); ``--perl-runs K`` gives it only the first K runs (the original holds every line in
 perl hashes: over 10 GB at 100 x 10,000), and times assay on those K runs as well for the ratio.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
+import hashlib
 import io
 import os
 import random
@@ -90,6 +93,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=0, help="cs-score --jobs (0: its default)")
     ap.add_argument("--perl-runs", type=int, default=0,
                     help="give the original only the first K runs (0: all)")
+    ap.add_argument("--md5", action="store_true", help="print the MD5 of the output")
+    ap.add_argument("--profile", default="", help="write a cProfile of the run to this file")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         files = write_case(Path(d), a.runs, a.answers, a.queries, a.seed)
@@ -98,14 +103,23 @@ def main() -> None:
         load0 = os.getloadavg()[0]
         t0, c0 = time.perf_counter(), time.process_time()
         out = io.StringIO()
+        prof = cProfile.Profile() if a.profile else None
         with contextlib.redirect_stdout(out):
+            if prof is not None:
+                prof.enable()
             code = cs_main([*jobs, "-tabs", *files])
+            if prof is not None:
+                prof.disable()
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         print(f"cs-score: {a.runs} runs x {a.answers} answers ({lines} submission lines, "
               f"{a.queries} queries): {dt:.2f} s (exit {code}, {len(out.getvalue())} bytes); "
               f"CPU {cpu:.2f} s here + {kids.ru_utime + kids.ru_stime:.2f} s in workers; "
               f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
+        if a.md5:
+            print(f"MD5 of the output: {hashlib.md5(out.getvalue().encode()).hexdigest()}")
+        if prof is not None:
+            prof.dump_stats(a.profile)
         if a.perl:
             sub = files if not a.perl_runs else files[:2 + a.perl_runs]
             if sub is not files:            # assay on the same subset, for the ratio

@@ -28,7 +28,8 @@ from typing import Mapping, NamedTuple
 
 from .errors import KBPInputError, read_text
 from .ids import QueryId, parse_queryid, require_queryid
-from .provenance import Provenance, ProvenanceError, parse_provenance
+from .provenance import (MAX_CHARS_PER_TRIPLE, Provenance, ProvenanceError, Triple,
+                         parse_provenance)
 from .slots import slot_quantity
 
 JUDGMENTS = {"C": "CORRECT", "W": "INCORRECT", "X": "INEXACT", "I": "IGNORE",
@@ -239,10 +240,95 @@ def check_documents(responses: list[Response], doc_lengths: Mapping[str, int]) -
                                f"{t.docid} ({length} characters)")
 
 
+def _column_ok(values: set[str], check) -> bool:
+    """Each distinct value of a column passes ``check`` (a run repeats most of them)."""
+    return all(map(check, values))
+
+
+def _qid_ok(q: str) -> bool:
+    parts = parse_queryid(q)
+    return (parts is not None and not parts.ldc and parts.level <= 1
+            and not q.lstrip().startswith("#"))
+
+
+def _slot_ok(slot: str) -> bool:
+    return slot.count(":") <= 1 and slot_quantity(slot) is not None
+
+
+def _runid_ok(runid: str) -> bool:
+    return bool(runid) and not _WHITE.search(runid)
+
+
+def _provenances(values: set[str]) -> dict[str, Provenance] | None:
+    """:func:`parse_provenance` of each distinct value (a one-triple value made directly, as
+    its fast path makes it), or ``None`` if one is malformed."""
+    out: dict[str, Provenance] = {}
+    for text in values:
+        docid, sep, span = text.partition(":")
+        start, dash, end = span.partition("-")
+        if (sep and dash and docid and "," not in text and not docid[0].isspace()
+                and start.isascii() and start.isdigit() and end.isascii() and end.isdigit()):
+            b, e = int(start), int(end)
+            if b <= e and e - b < MAX_CHARS_PER_TRIPLE:
+                out[text] = _new(Provenance, ((_new(Triple, (docid, b, e)),), f"{docid}:{b}-{e}"))
+                continue
+        try:
+            out[text] = parse_provenance(text)
+        except ProvenanceError:
+            return None
+    return out
+
+
+def parse_submissions(text: str, source: str) -> list[Response] | None:
+    """A whole submission file read by columns: the same responses as the line-by-line
+    checks of :func:`parse_line` (each column's distinct values checked once), or ``None`` for
+    anything else (an assessment file, a comment, a blank or malformed line, a carriage
+    return): the caller then reads it line by line, which names the problem."""
+    if "\r" in text or not text:
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows = [line.split("\t") for line in lines]
+    if not rows or len(rows[0]) != NCOLS or rows[0][1].count(":") >= 2:
+        return None
+    if any(len(r) != NCOLS for r in rows):
+        return None
+    cols = list(zip(*rows))
+    qids, slots, runids, rels, values, vtypes, vprovs, confs = cols
+    for col in (qids, slots, runids, values, vtypes, confs):
+        if not all(map(str.strip, col)):
+            return None                 # an empty column (or a blank line)
+    if not (_column_ok(set(qids), _qid_ok) and _column_ok(set(slots), _slot_ok)
+            and _column_ok(set(runids), _runid_ok)
+            and _column_ok(set(vtypes), lambda v: v.upper() in VALUE_TYPES)
+            and _column_ok(set(confs), _CONFIDENCE.match)):
+        return None
+    provs = _provenances(set(rels) | set(vprovs))
+    if provs is None:
+        return None
+    parts_of = {q: parse_queryid(q) for q in set(qids)}
+    return [_new(Response, (SUBMISSION, source, n, line, q, parts_of[q], slot, provs[rel], value,
+                            provs[vprov], runid, vtype, conf, None, None, None, None))
+            for n, line, q, slot, runid, rel, value, vtype, vprov, conf
+            in zip(range(1, len(lines) + 1), lines, *cols)]
+
+
 def parse_responses(text: str, source: str = "<responses>", kind: str | None = None,
                     doc_lengths: Mapping[str, int] | None = None) -> list[Response]:
     """Every line of a submission or assessment file; the kind is read off the first line.
-    With ``doc_lengths`` (:func:`read_doc_lengths`), provenance is checked against it."""
+    With ``doc_lengths`` (:func:`read_doc_lengths`), provenance is checked against it.
+    A submission file is read by columns when it can be (:func:`parse_submissions`)."""
+    out = parse_submissions(text, source) if kind in (None, SUBMISSION) else None
+    if out is None:
+        out = parse_lines(text, source, kind)
+    if doc_lengths is not None:
+        check_documents(out, doc_lengths)
+    return out
+
+
+def parse_lines(text: str, source: str = "<responses>", kind: str | None = None) -> list[Response]:
+    """:func:`parse_responses` line by line (:func:`parse_line` of each line)."""
     out: list[Response] = []
     for n, line in _clean_lines(text):
         fields = line.split("\t")
@@ -253,8 +339,6 @@ def parse_responses(text: str, source: str = "<responses>", kind: str | None = N
                            "an 8-column 2015 SF submission or assessment file, or an 11-column "
                            "expanded assessment file")
         out.append(parse_line(fields, kind, source, n, line))
-    if doc_lengths is not None:
-        check_documents(out, doc_lengths)
     return out
 
 
@@ -287,5 +371,5 @@ def format_submission(r: Response) -> str:
 
 
 __all__ = ["ASSESSMENT", "EXPANDED_ASSESSMENT", "EXPANDED_NCOLS", "JUDGMENTS", "NCOLS",
-           "Response", "SUBMISSION", "VALUE_TYPES", "check_documents", "format_submission", "parse_line", "parse_responses",
+           "Response", "SUBMISSION", "VALUE_TYPES", "check_documents", "format_submission", "parse_line", "parse_responses", "parse_submissions",
            "read_doc_lengths", "read_responses"]
