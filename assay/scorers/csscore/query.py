@@ -8,7 +8,7 @@ from assay.formats.kbp import ASSESSMENT
 
 from .load import Loaded
 from .model import Options, ScoreLine
-from .tree import Tree
+from .tree import Node, Tree
 from .verbose import VerboseTree
 
 
@@ -54,28 +54,50 @@ def _place(tree: Tree, ld: Loaded, opts: Options, runid: str, base: str) -> None
     assessments = ld.by_base[ASSESSMENT].get(base, [])
     subs = ld.by_run.get((runid, base), [])
     if subs and opts.discipline == "ASSESSED":
-        # ground_truth and add_submission inlined (the same steps, without the string index)
+        # ground_truth and add_submission inlined (the same steps, without the string index);
+        # an answer's assessment given its parent class is kept for the next runs (resolved),
+        # and the classes of unassessed answers for this tree (nodes, zero)
         exact_index = tree._index(base, assessments)[0]
-        truths, node_of, parent_ec = tree.truth, tree.node_of, tree.parent_ec
-        filled = tree.filled
+        truths, node_of, parent_ec, qid_ec = tree.truth, tree.node_of, tree.parent_ec, tree.qid_ec
+        filled, get, resolved = tree.filled, tree.get, ld.resolved
+        answer_assessment = ld.answer_assessment
+        nodes: dict[str, Node] = {}         # class -> its node
+        zero: dict[str, Node] = {}          # query ID -> the class of its unassessed answers
         for s in subs:
             r = s.r
-            ec = parent_ec(s)           # first, as ground_truth: it may stop on a skipped parent
-            choices = exact_index.get((r.parts.query_id, r.value, r.relation_provenance.normal,
-                                       r.value_provenance.normal))
+            qid = r.parts.query_id
+            # first, as ground_truth: it may stop on a skipped parent
+            ec = r.full_query_id if s.query_level == 0 else qid_ec(qid)
+            vnormal = r.value_provenance.normal
+            key = (qid, r.value, r.relation_provenance.normal, vnormal)
+            choices = exact_index.get(key)
             truth = None
             if choices:
-                exact = [a for a in choices if parent_ec(a) == ec]
-                if len(exact) == 1:
-                    truth = exact[0]
-                elif exact:
-                    correct = [c for c in exact if c.r.judgment == "CORRECT"]
-                    truth = correct[0] if correct else exact[0]
+                hit = resolved.get(key)
+                if hit is not None and hit[0] == ec:
+                    truth = hit[1]
+                else:
+                    exact = [a for a in choices if parent_ec(a) == ec]
+                    if len(exact) == 1:
+                        truth = exact[0]
+                    elif exact:
+                        correct = [c for c in exact if c.r.judgment == "CORRECT"]
+                        truth = correct[0] if correct else exact[0]
+                    resolved[key] = (ec, truth)
             if truth is not None:
                 truths[id(s)] = truth
                 node = node_of[id(truth)]
-            else:
-                node = tree.get(tree.entry_ec(s), s.quantity)
+            else:                           # tree.get(tree.entry_ec(s), s.quantity)
+                pa = answer_assessment.get((s.query_full, r.value, vnormal))
+                if pa is not None:
+                    cls = pa.r.ec or "0"
+                    node = nodes.get(cls)
+                    if node is None:
+                        node = nodes[cls] = get(cls, s.quantity)
+                else:
+                    node = zero.get(qid)
+                    if node is None:
+                        node = zero[qid] = get(qid_ec(qid) + ":0", s.quantity)
             node.submissions.append(s)
             filled.append(node)
     else:

@@ -66,6 +66,9 @@ class Tree:
         # what this tree adds to nodes it may share (:func:`.query.score_query` undoes it)
         self.added: list[tuple[dict[str, Node], str]] = []     # (children or tops, key)
         self.filled: list[Node] = []                # nodes given submissions
+        # parent class -> [its answers, how many scanned, first position of each generated
+        # query, how many marked touched] (:meth:`path_correct`)
+        self.walks: dict[str, list] = {}
         self.policy, self.policy_pairs, self.dup_category = _policy(opts)
 
     # ---- equivalence classes -------------------------------------------------------------
@@ -206,19 +209,44 @@ class Tree:
 
     # ---- scoring ---------------------------------------------------------------------------
     def path_correct(self, ec: str, query_id: str) -> bool:
-        comps = ec.split(":")
-        if len(comps) == 2:
+        """Whether the parent answer of a class-``ec`` answer to ``query_id`` is assessed
+        correct (and so on up): v2.4.4 walks the parent class's answers in line order up to the
+        first whose generated query is ``query_id``, giving each unassessed one walked over an
+        empty assessment (:attr:`touched`). Walked here once per parent class: the first
+        position of each generated query, and how far answers were marked, are kept."""
+        if ec.count(":") == 1:
             return True
-        parent_ec = ":".join(comps[:-1])
-        for ps in self.get(parent_ec).submissions:
-            truth = self.truth.get(id(ps))
-            if truth is None:
-                self.touched.add(id(ps))     # v2.4.4 gives it an empty assessment here
-            if ps.target_id != query_id:
-                continue
-            if truth is not None and truth.r.judgment == "CORRECT":
-                return self.path_correct(parent_ec, ps.r.query_id)
+        parent_ec = ec[:ec.rindex(":")]
+        walk = self.walks.get(parent_ec)
+        if walk is None:
+            walk = self.walks[parent_ec] = [self.get(parent_ec).submissions, 0, {}, 0]
+        subs, scanned, first, marked = walk
+        idx = first.get(query_id)
+        if idx is None:
+            n = len(subs)
+            while scanned < n:
+                target = subs[scanned].target_id
+                if target not in first:
+                    first[target] = scanned
+                scanned += 1
+                if target == query_id:
+                    idx = scanned - 1
+                    break
+            walk[1] = scanned
+        end = len(subs) if idx is None else idx + 1
+        truths = self.truth
+        if end > marked:
+            touched = self.touched
+            for ps in subs[marked:end]:
+                if id(ps) not in truths:
+                    touched.add(id(ps))     # v2.4.4 gives it an empty assessment here
+            walk[3] = end
+        if idx is None:
             return False
+        ps = subs[idx]
+        truth = truths.get(id(ps))
+        if truth is not None and truth.r.judgment == "CORRECT":
+            return self.path_correct(parent_ec, ps.r.query_id)
         return False
 
     def _key(self, s: Entry, name: str, hop0: bool) -> str:
@@ -288,11 +316,39 @@ class Tree:
             gt = 1
         n: dict[str, int] = {}
         submitted = 0
+        truth, touched = self.truth, self.touched
+        pairs, dup = self.policy_pairs, self.dup_category
         for child in children:
-            if child.submissions:
-                for key, k in self.categorize_counts(child).items():
-                    n[key] = n.get(key, 0) + k
-                submitted += len(child.submissions)
+            subs = child.submissions
+            if not subs:
+                continue
+            # categorize_counts(child), inlined (called per class of every query and run)
+            out: dict[str, int] = {}
+            cname = child.name or ""
+            if cname.count(":") == 1:
+                for s in subs:
+                    t = truth.get(id(s))
+                    if t is None:
+                        key = "" if id(s) in touched else "UNASSESSED"
+                    else:
+                        key = t.r.judgment or ""
+                    out[key] = out.get(key, 0) + 1
+            else:
+                for s in subs:
+                    key = self._key(s, cname, False)
+                    out[key] = out.get(key, 0) + 1
+            for cat, opt in pairs:
+                k = out.get(opt)
+                if k is not None:
+                    out[cat] = out.get(cat, 0) + k
+            r = out.get("RIGHT", 0)
+            if r > 1:
+                out["REDUNDANT"] = r - 1
+                out["RIGHT"] = 1
+                out[dup] = out.get(dup, 0) + r - 1
+            for key, k in out.items():
+                n[key] = n.get(key, 0) + k
+            submitted += len(subs)
         right = n.get("RIGHT", 0)
         if single and right:
             extra = right - 1
