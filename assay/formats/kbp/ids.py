@@ -38,14 +38,26 @@ class QueryId:
     ldc: bool          # an LDC (decimal) query ID
 
 
+def _query_id(prefix: str | None, base: str, query_id: str, level: int) -> QueryId:
+    """``QueryId(prefix, base, query_id, level, False)`` without the frozen dataclass's
+    five ``object.__setattr__`` calls (a run has a hop-1 query ID a line or so)."""
+    q = object.__new__(QueryId)
+    q.__dict__.update(prefix=prefix, base=base, query_id=query_id, level=level, ldc=False)
+    return q
+
+
 @lru_cache(maxsize=1 << 17)
 def parse_queryid(full: str) -> QueryId | None:
     """The parts of ``full``, or ``None`` if it is no Cold Start query ID."""
     m = _SF.match(full)
     if m:
-        hops = re.findall(r"_([0-9A-Fa-f]{12})", m.group(3) or "")
-        qid = hops[-1] if hops else m.group(2)
-        return QueryId(m.group(1), m.group(2), qid, len(hops), False)
+        prefix, base, tail = m.groups()
+        if not tail:                    # hop 0 and hop 1 without findall (the usual IDs)
+            return _query_id(prefix, base, base, 0)
+        if len(tail) == 13:
+            return _query_id(prefix, base, tail[1:], 1)
+        hops = re.findall(r"_([0-9A-Fa-f]{12})", tail)
+        return QueryId(prefix, base, hops[-1], len(hops), False)
     m = _LDC.match(full)
     if m:
         return QueryId(m.group(1), m.group(2), m.group(2), 1, True)

@@ -55,6 +55,9 @@ def _normal(triples: list[Triple]) -> str:
     return ",".join(t.text() for t in ordered)
 
 
+_new = tuple.__new__
+
+
 class ProvenanceError(ValueError):
     """A provenance string that is not a list of ``DOCID:START-END`` triples."""
 
@@ -69,8 +72,11 @@ def parse_provenance(text: str) -> Provenance:
                 and start.isdigit() and end.isascii() and end.isdigit()):
             b, e = int(start), int(end)
             if b <= e and e - b < MAX_CHARS_PER_TRIPLE:
-                t = Triple(docid, b, e)
-                return Provenance((t,), f"{docid}:{b}-{e}")
+                normal = f"{docid}:{b}-{e}"
+                # the tuples made directly (a third of the time of the named tuples' __new__;
+                # same values); the text itself kept as the normal form when it is one
+                return _new(Provenance, ((_new(Triple, (docid, b, e)),),
+                                         text if normal == text else normal))
     parts = text.split(",")
     if len(parts) > MAX_TRIPLES:
         parts = parts[:MAX_TRIPLES]

@@ -104,10 +104,10 @@ def load(query_files: list[str], response_files: list[str], expand_base: str | N
 
 
 def _add_all(ld: Loaded, responses: list[Response], runids: set[str]) -> None:
-    """:func:`_add` of each response: submissions whose query is known and whose slot is the
-    query's are added here with their hop-1 query ID left to compute (:attr:`Entry.target_id`;
-    the query is registered when a later line may name it, :func:`_find`); any other line
-    goes through :func:`_add`."""
+    """:func:`_add` of each response: submissions whose query is known (or made from an earlier
+    answer, :func:`_find`) and whose slot is the query's are added here with the ID of the query
+    they generate left to compute (:attr:`Entry.target_id`; that query is registered when a
+    later line may name it, :func:`_find`); any other line goes through :func:`_add`."""
     queries, by_run, pending, quantities = ld.queries, ld.by_run, ld.pending, _QUANTITY
     for r in responses:
         if r.kind != SUBMISSION:
@@ -115,6 +115,8 @@ def _add_all(ld: Loaded, responses: list[Response], runids: set[str]) -> None:
             continue
         parts = r.parts
         q = queries.get(parts.query_id)
+        if q is None and pending:       # a hop-1 answer: its query, made from a pending answer
+            q = _find(ld, parts.query_id)
         slot = r.slot
         quantity = quantities.get(slot)
         if q is None or quantity is None or not q.slots or slot != q.slots[0]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Callable
 
-from .model import ScoreLine
+from .model import COUNT_FIELDS, ScoreLine
 from .variants import ec_sort_key, macro_f1, micro
 
 
@@ -68,6 +68,22 @@ _ATTRS = {"EC": "ec", "RUNID": "runid", "LEVEL": "level", "NUM_GROUND_TRUTH": "g
           "PRECISION": "P", "RECALL": "R", "F1": "F"}
 
 
+_TEXT_ATTRS = ("ec", "runid", "level")
+_COUNTS_OF = attrgetter(*COUNT_FIELDS)
+_TEXTS: dict[tuple[tuple[str, ...], bool], dict[tuple[int, ...], tuple[list[str], str]]] = {}
+
+
+def _count_texts(keys: tuple[str, ...], fix: bool) -> dict[tuple[int, ...], tuple[list[str], str]]:
+    """Counts -> the texts of the count, P, R and F1 columns (and them joined by tabs), for one
+    choice of columns and precision rule; shared by the runs (at most 2**16 counts kept)."""
+    cache = _TEXTS.get((keys, fix))
+    if cache is None or len(cache) > 1 << 16:
+        if len(_TEXTS) > 16:
+            _TEXTS.clear()
+        cache = _TEXTS[(keys, fix)] = {}
+    return cache
+
+
 class Report:
     """The report of one run; :meth:`render` returns its text."""
 
@@ -84,6 +100,15 @@ class Report:
         where = {a: i for i, a in enumerate(names)}
         where.update({a: len(names) + i for i, a in enumerate(_COMPUTED)})
         self._pick = [where[a] for a in attrs] if self._plain else []
+        # the text columns (class, run, hop) when they come first and every other column is
+        # a count, P, R or F1 (:meth:`lines` keeps the others' texts per counts)
+        nhead = 0
+        while nhead < len(attrs) and attrs[nhead] in _TEXT_ATTRS:
+            nhead += 1
+        rest_ok = self._plain and all(a not in _TEXT_ATTRS for a in attrs[nhead:])
+        self._nhead = nhead if nhead and rest_ok else 0
+        self._head = attrgetter(*attrs[:nhead]) if nhead > 1 else (
+            (lambda s, a=attrs[0]: (getattr(s, a),)) if nhead == 1 else None)
 
     def lines(self, scores: list[ScoreLine], rendered: bool = False) -> list[Line | str]:
         """:meth:`line` of each score (the same texts, built with one format operation a line);
@@ -96,13 +121,36 @@ class Report:
         out: list[Line | str] = []
         texts_of: list[list[str]] = []
         ncols = len(keys)
+        nhead, head_of = self._nhead, self._head
+        cache = _count_texts(tuple(keys), fix) if nhead else None
         for s in scores:
+            if cache is not None and s.f1_value is None:
+                # the count columns' texts depend on the counts alone: made once per counts
+                counts = _COUNTS_OF(s)
+                nums = cache.get(counts)
+                if nums is not None:
+                    head = [str(v) for v in head_of(s)]
+                    if None not in head_of(s):
+                        joined = "\t".join(head)
+                        if joined.count("\t") == nhead - 1 and _SEP not in joined:
+                            if rendered:
+                                out.append(f"{joined}\t{nums[1]}\n")
+                                continue
+                            texts = head + nums[0]
+                            texts_of.append(texts)
+                            out.append(dict(zip(keys, texts)))
+                            continue
+            else:
+                counts = None
             base = get(s) + (s.precision(fix), s.recall(), s.f1(fix))
             values = tuple([base[i] for i in pick])
             if None in values:
                 out.append(self.line(s))
                 continue
             text = fmt % values
+            if counts is not None and text.count(_SEP) == ncols - 1:
+                tail = text.split(_SEP)[nhead:]
+                cache[counts] = (tail, "\t".join(tail))   # type: ignore[index]
             if rendered and text.count(_SEP) == ncols - 1 and "\t" not in text:
                 out.append(text.replace(_SEP, "\t") + "\n")
                 continue
