@@ -174,30 +174,49 @@ def _score_one(ld: Loaded, opts: Options, runid: str,
     return text, notes, tree_notes
 
 
-_SHARED: tuple | None = None         # (ld, opts, to_score) inherited by forked workers
+_SHARED: tuple | None = None     # (ld, opts, to_score, runs, next run) inherited by forked workers
 
 
-def _worker(runid: str) -> tuple[str, list[str], list[str]] | None:
+def _share(_task: int = 0) -> list[tuple[int, tuple[str, list[str], list[str]] | None]]:
+    """Score runs one at a time, each claimed from the shared count, until none is left (or
+    one fails: ``None`` for it, and the parent redoes the whole scoring and raises its error)."""
     assert _SHARED is not None
-    ld, opts, to_score = _SHARED
-    try:
-        return _score_one(ld, opts, runid, to_score)
-    except Exception:                   # the parent redoes the whole scoring and raises it
-        return None
+    ld, opts, to_score, runs, counter = _SHARED
+    out: list[tuple[int, tuple[str, list[str], list[str]] | None]] = []
+    while True:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        if i >= len(runs):
+            return out
+        try:
+            out.append((i, _score_one(ld, opts, runs[i], to_score)))
+        except Exception:
+            out.append((i, None))
+            return out
 
 
 def _score_parallel(ld: Loaded, opts: Options, runs: list[str], to_score: dict[str, int | None],
                     jobs: int) -> list[tuple[str, list[str], list[str]]] | None:
-    """Runs scored by ``jobs`` forked processes sharing the loaded data (copy on write);
-    ``None`` if a worker failed."""
+    """Runs scored by this process and ``jobs - 1`` forked ones sharing the loaded data (copy
+    on write), each taking the next run not yet taken; ``None`` if one failed."""
     global _SHARED
-    _SHARED = (ld, opts, to_score)
+    ctx = multiprocessing.get_context("fork")
+    _SHARED = (ld, opts, to_score, runs, ctx.Value("i", 0))
+    before = len(ld.notes)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            out = pool.map(_worker, runs, chunksize=max(1, len(runs) // (4 * jobs)))
+        with ctx.Pool(jobs - 1) as pool:
+            theirs = pool.map_async(_share, range(jobs - 1), chunksize=1)
+            done = _share()
+            for part in theirs.get():
+                done.extend(part)
     finally:
         _SHARED = None
-    return None if any(o is None for o in out) else out  # type: ignore[return-value]
+        del ld.notes[before:]           # (a run that failed here may have left some)
+    out: list = [None] * len(runs)
+    for i, scored in done:
+        out[i] = scored
+    return None if any(o is None for o in out) else out
 
 
 __all__ = ["Result", "queries_to_score", "score_files", "score_run", "sf_lines"]
