@@ -91,10 +91,11 @@ def _mul_steps(z: str, m: int, tag: str) -> list[list[tuple[str, str]]]:
     return [limbs, [(f"{tag}_l", low), (f"{tag}_h", high)], [(tag, out)]]
 
 
-def hash_steps(seed: int, key: str, out: str) -> list[list[tuple[str, str]]]:
+def hash_steps(seed: int | str, key: str, out: str) -> list[list[tuple[str, str]]]:
     """Projections computing h(seed, key) (:mod:`assay.engines.hashing`) of the bigint key
-    column ``key`` into the column ``out``; temporary columns are named ``out`` + suffix."""
-    s = lit(int(seed_word(seed)))
+    column ``key`` into the column ``out``; temporary columns are named ``out`` + suffix.
+    ``seed``: a seed (its seed word S is inlined), or the name of a bigint column holding S."""
+    s = seed if isinstance(seed, str) else lit(int(seed_word(seed)))
     t = f"{out}_"
     x = f"({key} ^ {s})"
     steps = [[(t + "y", f"({x} ^ shiftrightunsigned({x}, 30))")]]
@@ -109,7 +110,7 @@ def hash_steps(seed: int, key: str, out: str) -> list[list[tuple[str, str]]]:
     return steps
 
 
-def with_hash(df: Any, seed: int, key: str, out: str) -> Any:
+def with_hash(df: Any, seed: int | str, key: str, out: str) -> Any:
     """``df`` with the column ``out`` = h(seed, ``key``) (a bigint of the word's bits), one
     projection per step, temporaries dropped."""
     from pyspark.sql import functions as F

@@ -6,7 +6,9 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local Spark session (one core, one shuffle partition, no UI), stopped at the end.
+    """A local Spark session (one core, one shuffle partition, no UI; the JVM's quick C1
+    compiler and no whole-stage code generation: the tests' pools are tiny, so compiling
+    costs more than it saves), stopped at the end.
     pyspark and Java are test dependencies (the ``test`` extra, .ci/run): missing, the Spark
     tests fail with this message rather than skip."""
     try:
@@ -19,6 +21,9 @@ def spark():
                .config("spark.sql.shuffle.partitions", "1")
                .config("spark.default.parallelism", "1")
                .config("spark.driver.memory", "1g")
+               .config("spark.driver.extraJavaOptions",
+                       "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+               .config("spark.sql.codegen.wholeStage", "false")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
