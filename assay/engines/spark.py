@@ -14,14 +14,16 @@ equal, by the tie hash), ``segment_counts`` (a binary search over the edges as a
 ⌈log₂ K⌉ comparisons a row), ``stratum_prefix`` (a hash filter h < q_h·2⁶⁴ per stratum, q_h a
 little above k_h/N_h, the survivors ranked in numpy; q_h raised 16-fold for a stratum left
 short), ``fetch`` (a broadcast join with the ids asked).
+
+>>> SparkEngine.name
+'spark'
 """
 from __future__ import annotations
 
+import glob as globmod
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Sequence
-
-import glob as globmod
 
 import numpy as np
 import pandas as pd
@@ -91,7 +93,9 @@ class SparkEngine(SparkPriorSums, Engine):
         self.score_col, self.prediction_col = score, prediction
         integer = len(self.id_columns) == 1 and self._types[self.id_columns[0]] in _INT
         self._key = key_expr(self.id_columns, integer)
-        self.progress: Callable[[str, float | None], None] | None = None   # not reported
+        # progress(what, fraction or None when done): called at the start (0.0) and the end
+        # (None) of each pass; Spark's own progress within a pass is not reported yet
+        self.progress: Callable[[str, float | None], None] | None = None
 
     def _resolve(self, source: Any) -> tuple[str, Any]:
         """(name for messages, DataFrame) of a DataFrame, a Parquet path/glob or a table."""
