@@ -209,7 +209,9 @@ class SparkEngine(SparkPriorSums, Engine):
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, m + 1, endpoint=True)
-        arr = "array(" + ", ".join(dbl(x) for x in edges) + ")"
+        # one constant (folded once): ~8 times faster to plan than an array of m + 1 literals
+        arr = ("CAST(split('" + ",".join(repr(float(x)) for x in edges)
+               + "', ',') AS ARRAY<DOUBLE>)")
         i0 = (f"least(CAST(floor(((__s - {dbl(lo)}) / {dbl(hi - lo)}) * {m}.0D) AS BIGINT), "
               f"{m - 1}L)")
         b = (f"(CASE WHEN __s < element_at(__e, CAST(__i0 + 1 AS INT)) THEN __i0 - 1 "
