@@ -261,6 +261,11 @@ def _conf_ok(conf: str) -> bool:
     return _CONFIDENCE.match(conf) is not None
 
 
+_PROVS: dict[str, Provenance] = {}     # provenance texts met (pooled answers recur in runs)
+_PROVS_MAX = 1 << 17                    # emptied when over this, between files (as many as
+                                        # parse_provenance keeps)
+
+
 def parse_submissions(text: str, source: str) -> list[Response] | None:
     """A whole submission file in one pass: the same responses as :func:`parse_line`'s checks
     (each distinct query ID, slot, run ID, value type and confidence of the file checked once;
@@ -286,7 +291,9 @@ def parse_submissions(text: str, source: str) -> list[Response] | None:
     vtypes: dict[str, str] = {}
     confs: dict[str, str] = {}
     out: list[Response] = []
-    append, prov = out.append, parse_provenance
+    append, known_prov, parse = out.append, _PROVS.get, parse_provenance.__wrapped__
+    if len(_PROVS) > _PROVS_MAX:
+        _PROVS.clear()
     try:
         for n, line in enumerate(lines, 1):
             qtext, slot, runid, rel, value, vtype, vprov, conf = line.split("\t")
@@ -318,8 +325,14 @@ def parse_submissions(text: str, source: str) -> list[Response] | None:
                 c = confs[conf] = conf
             if not value.strip():
                 return None
-            append(_new(Response, (SUBMISSION, source, n, line, qtext, parts, s, prov(rel),
-                                   value, prov(vprov), r, v, c, None, None, None, None)))
+            rp = known_prov(rel)
+            if rp is None:
+                rp = _PROVS[rel] = parse(rel)
+            vp = known_prov(vprov)
+            if vp is None:
+                vp = _PROVS[vprov] = parse(vprov)
+            append(_new(Response, (SUBMISSION, source, n, line, qtext, parts, s, rp, value, vp,
+                                   r, v, c, None, None, None, None)))
     except (ValueError, ProvenanceError):   # not 8 columns; a malformed provenance
         return None
     return out

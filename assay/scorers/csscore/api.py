@@ -153,8 +153,9 @@ PARALLEL_MIN_ANSWERS = 200_000      # below this, forking costs more than it sav
 
 
 def _jobs(asked: int, nruns: int, nanswers: int) -> int:
-    """Worker processes: ``asked`` if > 0, else the CPU count (at most 2 on this project's
-    machines) for a large case; never more than the runs."""
+    """Processes scoring runs (this one and ``jobs - 1`` forked workers): ``asked`` if > 0,
+    else the CPU count (at most 2 on this project's machines) for a large case; never more
+    than the runs."""
     if asked <= 0:
         if nanswers < PARALLEL_MIN_ANSWERS or not hasattr(os, "fork"):
             return 1

@@ -69,7 +69,13 @@ class Tree:
         # parent class -> [its answers, how many scanned, first position of each generated
         # query, how many marked touched] (:meth:`path_correct`)
         self.walks: dict[str, list] = {}
-        self.policy, self.policy_pairs, self.dup_category = _policy(opts)
+        last = _LAST_POLICY
+        if last and last[0] is opts:        # one Options per scoring: no hash of it per tree
+            policy = last[1]
+        else:
+            policy = _policy(opts)
+            _LAST_POLICY[:] = [opts, policy]
+        self.policy, self.policy_pairs, self.dup_category = policy
 
     # ---- equivalence classes -------------------------------------------------------------
     def get(self, ec: str, quantity: str | None = None) -> Node:
@@ -367,6 +373,9 @@ class Tree:
         for top_name, top in list(self.tops.items()):
             self.score_node(top, top_name)
         return out
+
+
+_LAST_POLICY: list = []         # [the last Options, its _policy]
 
 
 @lru_cache(maxsize=64)
