@@ -16,8 +16,32 @@ positives sit at better ranks than its predicted negatives. F_α = TP / (α·PP 
 the estimate the plug-in at θ̂. As the labels approach a census the prediction vanishes and the
 estimate becomes exact (finite-population consistency).
 
-Assumption (stated with every such estimate): the match rate falls with the rank as (C1) says;
-the design-based estimate and interval are reported beside it.
+**The labels' floor** (issue 11: the labels win where they can speak). The calibration is a
+prior worth c = 100 labels with mean m; where m is tiny its match pseudo-count c·m ≪ ½ makes
+the prior more certain of "no match" than any number of labels with none could be, and a
+stratum sampled at a sizeable fraction with no match labelled is predicted to hold none. On
+amazon_google at 5,000 labels the top 2,048 ranks were labelled in full and five matches sat
+at ranks 2,049–16,384 (strata sampled at 3–38%); when none was drawn the interval claimed at
+most four unseen and covered 0.71 (100 reps). A cell is *checked by its labels* when their
+Jeffreys posterior mean of its unlabelled matches, u·(k + ½)/(n + 1), is at most
+:data:`CHECKED` = 2 (:func:`checked_cells`); there the match pseudo-count is at least k + ½
+(Jeffreys), and the interval is widened to hold the spread of that posterior, placed around
+the unchanged estimate as in :mod:`assay.core.small_counts` (eq. 3):
+
+    [min(lo, F̂ − (q̃_½ − q̃_{a})),  max(hi, F̂ + (q̃_{1−a} − q̃_½))],
+
+q̃ the quantiles of F_α under the floored posterior. The estimate is not moved (a Jeffreys
+pseudo-match in every such cell would bias it). Measured (auto, 100 reps, seeds 1000+ and
+2000+): amazon_google at 5,000 labels, recall coverage 0.71 → 1.00 (half-width 0.0068 →
+0.0077–0.0084, RMSE 0.0033); at 1,000 labels on the real pools and the adversarial worlds
+the half-width grows 2–7% at the same coverage, and where every match was labelled (restaurant, dblp_acm at
+1,000) the interval is no longer a point (recall half-width 0.028 and 0.075: one or two
+matches could hide where the labels are half the stratum's items). Cells with
+u·½/(n + 1) > 2 (the large, lightly sampled tail) stay the model's: that is the assumption.
+
+Assumption (stated with every such estimate): the match rate falls with the rank as (C1) says
+where the labels are too few to bound the unlabelled matches to a handful; the design-based
+estimate and interval are reported beside it.
 """
 from __future__ import annotations
 
@@ -72,6 +96,7 @@ class PredictiveResult:
 
 
 J = 0.5   # Jeffreys prior for the cells whose own labels suffice
+CHECKED = 2.0   # the labels' floor (module docstring; 0 = off): see :func:`checked_cells`
 RICH = 10   # matches and non-matches a cell needs to speak for itself (the normal-approximation rule)
 
 
@@ -81,6 +106,16 @@ def cell_strength(k: np.ndarray, n: np.ndarray, c: float) -> np.ndarray:
     Jeffreys' prior), ``c`` labels elsewhere."""
     rich = (k >= RICH) & (n - k >= RICH)
     return np.where(rich, 0.0, c)
+
+
+def checked_cells(k: np.ndarray, n: np.ndarray, u: np.ndarray, limit: float) -> np.ndarray:
+    """Cells whose own labels bound their unlabelled matches to a handful: the Jeffreys
+    posterior mean of the unlabelled matches, u·(k + ½)/(n + 1), is at most ``limit``.
+
+    >>> checked_cells(np.array([0, 0]), np.array([780, 20]), np.array([1268, 600000]), 5.0).tolist()
+    [True, False]
+    """
+    return (n > 0) & (u * (k + J) / (n + 1.0) <= limit)
 
 
 def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
@@ -118,8 +153,18 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
             return np.where(den > 0, tp / den, np.nan)
 
     rng = np.random.default_rng(SEED)
+    rng_f = np.random.default_rng(SEED + 1)   # the floor's own stream: the model's draws stay
     tp_hat = fn_hat = 0.0
     tps, fns = [], []
+    tps_f, fns_f = [], []
+    chk1 = checked_cells(counts.tp, counts.lab1, u1, CHECKED) if CHECKED else None
+    chk0 = checked_cells(counts.fn, counts.lab0, u0, CHECKED) if CHECKED else None
+
+    def floored(ab: tuple[np.ndarray, np.ndarray], chk: np.ndarray, k: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The labels' floor: a checked cell's match pseudo-count is at least Jeffreys'."""
+        a, b = ab
+        return np.where(chk, np.maximum(a, k + J), a), b
     for k, (model, w) in enumerate(models):
         m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model))
         a1, b1 = posterior(m1_hat, c1, counts.tp, counts.lab1)
@@ -136,6 +181,11 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
         p0 = rng.beta(*posterior(m0, c0, counts.fn, counts.lab0))
         tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))
         fns.append(fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1))
+        if CHECKED:
+            q1 = rng_f.beta(*floored(posterior(m1, c1, counts.tp, counts.lab1), chk1, counts.tp))
+            q0 = rng_f.beta(*floored(posterior(m0, c0, counts.fn, counts.lab0), chk0, counts.fn))
+            tps_f.append(tp_seen + rng_f.binomial(u1[None, :], q1).sum(axis=1))
+            fns_f.append(fn_seen + rng_f.binomial(u0[None, :], q0).sum(axis=1))
     est = float(f(np.array(tp_hat), np.array(fn_hat)))
     if not np.isfinite(est):
         return None
@@ -144,5 +194,11 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     a = (1.0 - confidence) / 2.0
     lo, hi = (np.quantile(vals, [a, 1.0 - a]) if vals.size else (0.0, 1.0))
     se = (float(vals.std(ddof=1)) if np.ptp(vals) > 0 else 0.0) if vals.size > 1 else None
+    if CHECKED and tps_f:
+        fv = f(np.concatenate(tps_f).astype(float), np.concatenate(fns_f).astype(float))
+        fv = fv[np.isfinite(fv)]
+        if fv.size:
+            ql, qm, qh = np.quantile(fv, [a, 0.5, 1.0 - a])
+            lo, hi = min(lo, est - (qm - ql)), max(hi, est + (qh - qm))
     return PredictiveResult(est, float(min(lo, est)), float(max(hi, est)), tp_hat, fn_hat,
                             std_error=se)
