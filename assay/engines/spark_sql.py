@@ -173,5 +173,51 @@ def stratum_expr(edges: OrderKeys, score: str = "__s", tie: str = "__to") -> tup
     return search(0, len(edges)), uses_tie
 
 
-__all__ = ["dbl", "hash_steps", "key_expr", "lit", "ordered", "quote", "signed",
-           "stratum_expr", "unsigned", "with_hash"]
+def first_filter(edges: OrderKeys, sizes: np.ndarray, thr: list[int]) -> tuple[str, float]:
+    """A cheap filter on ``__s`` and ``__xo`` ahead of the tie hash and the stratum search
+    (DuckDB's ``DuckDBEngine._first_filter``): a set W of strata kept whole by their score
+    ranges, the rest by the largest hash threshold among them;
+    W minimises Σ_W N_h + max_{h∉W} q_h · Σ_{h∉W} N_h over the sets of highest q_h.
+    Returns the filter and that number of rows it lets through (expected)."""
+    q = np.array([t / 2.0**64 for t in thr])
+    k = len(thr)
+    order = np.argsort(-q, kind="stable")
+    head = np.concatenate([[0.0], np.cumsum(sizes[order].astype(np.float64))])
+    tail_q = np.array([q[order[m:]].max() if m < k else 0.0 for m in range(k + 1)])
+    cost = head + tail_q * (head[-1] - head)
+    m = int(np.argmin(cost))
+    whole = np.zeros(k, dtype=bool)
+    whole[order[:m]] = True
+    parts, a = [], 0
+    while a < k:                            # runs of consecutive whole strata
+        if not whole[a]:
+            a += 1
+            continue
+        b = a
+        while b + 1 < k and whole[b + 1]:
+            b += 1
+        conds = []
+        if b < k - 1:                       # scores ≥ the run's last edge …
+            conds.append(f"__s >= {dbl(edges.score[b])}")
+        if a > 0:                           # … and ≤ the edge above it (ties: a superset)
+            conds.append(f"__s <= {dbl(edges.score[a - 1])}")
+        parts.append("(" + " AND ".join(conds) + ")" if conds else "TRUE")
+        a = b + 1
+    if m < k:
+        top = max(thr[j] for j in order[m:])
+        parts.append(f"__xo <= {lit(top ^ SIGN)}")
+    return (" OR ".join(parts) if parts else "TRUE"), float(cost[m])
+
+
+def codes_of(edges: OrderKeys, score: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Stratum of each (score, tie) key: #{edges before it} (as DuckDB's binned counts)."""
+    neg = -edges.score                                  # ascending
+    codes = np.searchsorted(neg, -score, side="left")   # edges with a higher score
+    hi_eq = np.searchsorted(neg, -score, side="right")
+    for i in np.flatnonzero(hi_eq > codes):             # edges of the key's own score
+        codes[i] += int(np.searchsorted(edges.tie[codes[i]:hi_eq[i]], tie[i], side="left"))
+    return codes.astype(np.int64)
+
+
+__all__ = ["codes_of", "dbl", "first_filter", "hash_steps", "key_expr", "lit", "ordered",
+           "quote", "signed", "stratum_expr", "unsigned", "with_hash"]
