@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -172,5 +173,36 @@ class Engine(ABC):
         return out
 
 
-__all__ = ["Engine", "OrderKeys", "PREFIX_COLUMNS", "PoolInfo", "SegmentCounts",
+def prefix_by_thresholds(query: Callable[[list[int]], pd.DataFrame], want: np.ndarray,
+                         sizes: np.ndarray, sd: float = 6.0, extra: float = 16.0
+                         ) -> pd.DataFrame:
+    """The random-order prefix of the SQL engines: ``query(thr)`` returns the rows of each
+    stratum h with h(σ, key) < thr_h, ranked by hash and cut at k_h. The thresholds keep
+    q_h = (k_h + sd·√k_h + extra)/N_h of each stratum, so fewer than k_h survivors has
+    probability < 1e-9; a stratum still short of survivors (its hashes not spread as expected,
+    e.g. a pool generated from h(σ, ·)) gets its threshold raised 16-fold, not straight to the
+    whole stratum, so the window stays as small as the data allow.
+
+    >>> import pandas as pd
+    >>> calls = []
+    >>> def query(thr):
+    ...     calls.append(thr)
+    ...     return pd.DataFrame({"stratum": [0] * (3 if len(calls) > 1 else 1)})
+    >>> len(prefix_by_thresholds(query, np.array([3]), np.array([10**6]))), len(calls)
+    (3, 2)
+    """
+    q = np.minimum(1.0, (want + sd * np.sqrt(want) + extra) / np.maximum(sizes, 1))
+    thr = [MASK if qq >= 1.0 else int(qq * 2.0**64) for qq in q]
+    while True:
+        out = query(thr)
+        got = np.bincount(out["stratum"].to_numpy(), minlength=len(want))
+        short = (got < np.minimum(want, sizes)) & (np.asarray(thr, dtype=object) != MASK)
+        if not short.any():
+            return out
+        q = np.where(short, np.minimum(1.0, 16.0 * q), q)
+        thr = [t if not s else (MASK if qq >= 1.0 else int(qq * 2.0**64))
+               for s, t, qq in zip(short, thr, q)]
+
+
+__all__ = ["Engine", "OrderKeys", "PREFIX_COLUMNS", "PoolInfo", "SegmentCounts", "prefix_by_thresholds",
            "geometric_bounds"]

@@ -19,7 +19,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from assay.engines.base import PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts
+from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts,
+                                prefix_by_thresholds)
 from assay.engines.duck_io import _Watch, gold_lookup, open_pool
 from assay.engines.duck_sums import PriorSums
 from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
@@ -342,22 +343,9 @@ class DuckDBEngine(PriorSums, Engine):
         if sizes is None:
             sizes = self.segment_counts(edges).sizes
         sizes = np.asarray(sizes, dtype=np.int64)
-        # keep h < q·2⁶⁴, q = (k + 6√k + 16) / N: fewer than k survivors has probability < 1e-9
-        q = np.minimum(1.0, (want + self.prefilter_sd * np.sqrt(want) + self.prefilter_extra)
-                       / np.maximum(sizes, 1))
-        thr = [MASK if qq >= 1.0 else int(qq * 2.0**64) for qq in q]
-        while True:
-            out = self._prefix_query(edges, want, thr, seed, sizes)
-            got = np.bincount(out["stratum"].to_numpy(), minlength=len(want))
-            short = (got < np.minimum(want, sizes)) & (np.asarray(thr, dtype=object) != MASK)
-            if not short.any():
-                return out
-            # a stratum short of survivors (its hashes are not spread as expected, e.g. a pool
-            # generated from h(seed, ·)): raise its threshold 16-fold, not straight to the
-            # whole stratum, so the window stays as small as the data allow
-            q = np.where(short, np.minimum(1.0, 16.0 * q), q)
-            thr = [t if not s else (MASK if qq >= 1.0 else int(qq * 2.0**64))
-                   for s, t, qq in zip(short, thr, q)]
+        return prefix_by_thresholds(
+            lambda thr: self._prefix_query(edges, want, thr, seed, sizes), want, sizes,
+            self.prefilter_sd, self.prefilter_extra)
 
     def _prefix_query(self, edges: OrderKeys, want: np.ndarray, thr: list[int],
                       seed: int, sizes: np.ndarray) -> pd.DataFrame:
