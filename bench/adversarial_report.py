@@ -10,7 +10,7 @@ import numpy as np
 
 MEASURES = ("precision", "recall", "f1")
 SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
-DESIGNS = ("auto", "stratified", "passive", "importance")
+DESIGNS = ("auto", "stratified", "passive", "importance", "oasis")
 BREAKS = {
     "realistic": "nothing (control: flat top, power-law decay, calibrated score)",
     "second_family": "monotone rate: 30% of matches in ranks at the 5th–20th percentile",
