@@ -18,6 +18,10 @@ from test_engine_agreement import KINDS, _edges, _pool
 from test_engine_designs import _generated, _pair, _same_runs
 from test_engine_hashing import VECTORS, _u64
 
+# a JVM and 23 Spark jobs (~65 s on one core): in `make test`, not in the edit loop's
+# `make test-fast` (which must stay under 3 minutes)
+pytestmark = pytest.mark.slow
+
 try:                    # pyspark is a test dependency: without it these tests fail (fixture)
     from assay.engines.spark import SparkEngine
 except ImportError:     # pragma: no cover - reported by the `spark` fixture
