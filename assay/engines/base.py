@@ -50,6 +50,18 @@ class PoolInfo:
     score_max: float
     fingerprint: str
 
+    def histogram_edges(self, bins: int) -> np.ndarray:
+        """The m + 1 edges of the m uniform score bins every engine's histogram uses
+        (numpy.histogram's, with a zero-width range widened by ½ each side).
+
+        >>> PoolInfo("p", 2, (), (), "s", "y", 0, 1.0, 1.0, "").histogram_edges(2).tolist()
+        [0.5, 1.0, 1.5]
+        """
+        lo, hi = self.score_min, self.score_max
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        return np.linspace(lo, hi, int(bins) + 1, endpoint=True)
+
     def to_dict(self) -> dict:
         return {"source": self.source, "rows": self.rows, "columns": [list(c) for c in self.columns],
                 "id_columns": list(self.id_columns), "score": self.score,

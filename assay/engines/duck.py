@@ -161,11 +161,8 @@ class DuckDBEngine(PriorSums, Engine):
     # -- histogram and quantiles --------------------------------------------------------------
     def score_histogram(self, bins: int) -> tuple[np.ndarray, np.ndarray]:
         info = self.describe()
-        m = int(bins)
-        lo, hi = info.score_min, info.score_max
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, m + 1, endpoint=True)
+        edges = info.histogram_edges(bins)
+        lo, hi, m = float(edges[0]), float(edges[-1]), len(edges) - 1
         # numpy.histogram's uniform-bin rule: f = ((s − lo) / (hi − lo)) · m, truncated, then
         # moved one bin down or up where the value lies outside its bin's edges
         first = "least(CAST(floor(((__s - $lo) / $den) * $m) AS BIGINT), $m - 1)"

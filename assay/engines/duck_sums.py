@@ -42,11 +42,8 @@ class PriorSums:
         """See :meth:`Engine.bin_residual_stats` (one pass; the bins of
         :meth:`score_histogram`)."""
         info = self.describe()
-        m = int(bins)
-        lo, hi = info.score_min, info.score_max
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, m + 1, endpoint=True)
+        edges = info.histogram_edges(bins)
+        lo, hi, m = float(edges[0]), float(edges[-1]), len(edges) - 1
         if probability is not None and probability not in self._types:
             raise AssayInputError(self.source, f"missing column '{probability}'",
                                   expected=f"columns among {list(self._types)}")

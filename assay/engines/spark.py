@@ -206,11 +206,8 @@ class SparkEngine(SparkPriorSums, Engine):
         ((s − lo)/(hi − lo))·m truncated, then moved one bin down or up where s lies outside
         that bin's edges), and the edges."""
         info = self.describe()
-        m = int(bins)
-        lo, hi = info.score_min, info.score_max
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, m + 1, endpoint=True)
+        edges = info.histogram_edges(bins)
+        lo, hi, m = float(edges[0]), float(edges[-1]), len(edges) - 1
         # one constant (folded once): ~8 times faster to plan than an array of m + 1 literals
         arr = ("CAST(split('" + ",".join(repr(float(x)) for x in edges)
                + "', ',') AS ARRAY<DOUBLE>)")
