@@ -177,13 +177,14 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
             continue
         m1, m0 = (np.clip(m, 1e-12, 1 - 1e-12)
                   for m in cell_rates(model.draw(rng, d), grid, model))   # d × K
-        p1 = rng.beta(*posterior(m1, c1, counts.tp, counts.lab1))
-        p0 = rng.beta(*posterior(m0, c0, counts.fn, counts.lab0))
+        ab1 = posterior(m1, c1, counts.tp, counts.lab1)
+        ab0 = posterior(m0, c0, counts.fn, counts.lab0)
+        p1, p0 = rng.beta(*ab1), rng.beta(*ab0)
         tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))
         fns.append(fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1))
         if CHECKED:
-            q1 = rng_f.beta(*floored(posterior(m1, c1, counts.tp, counts.lab1), chk1, counts.tp))
-            q0 = rng_f.beta(*floored(posterior(m0, c0, counts.fn, counts.lab0), chk0, counts.fn))
+            q1 = rng_f.beta(*floored(ab1, chk1, counts.tp))
+            q0 = rng_f.beta(*floored(ab0, chk0, counts.fn))
             tps_f.append(tp_seen + rng_f.binomial(u1[None, :], q1).sum(axis=1))
             fns_f.append(fn_seen + rng_f.binomial(u0[None, :], q0).sum(axis=1))
     est = float(f(np.array(tp_hat), np.array(fn_hat)))
