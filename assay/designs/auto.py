@@ -58,22 +58,35 @@ class AutoDesign(Design):
                  order: np.ndarray | None = None, degree: int = 0,
                  census_share: float | None = None, tail_sd: float = 2.0,
                  audit_share: float = 0.0) -> None:
-        n = predictions.shape[0]
+        self._configure(predictions.shape[0], int(predictions.sum()), budget, rng, alpha,
+                        first, batches, degree, census_share, tail_sd)
+        order = _descending_order(score) if order is None else order
+        self.strata = geometric_strata(order, self.first)
+        self._set_ranked(RankedStrata.build(self.strata, predictions, degree, self.tail_sd))
+        self._shuffles = [SparseShuffle(int(s)) for s in self.strata.sizes]
+        self._begin(pilot_per_stratum, audit_share)
+
+    def _configure(self, n: int, positives: int, budget: int, rng: np.random.Generator,
+                   alpha: float, first: int | None, batches: int, degree: int,
+                   census_share: float | None, tail_sd: float) -> None:
+        """The pool-independent settings: budget, census share, top stratum size, batches."""
         self.rng, self.alpha, self.n = rng, alpha, n
         self.budget = int(min(budget, n))
         if census_share is None:   # imbalanced: every predicted positive fits in half the budget
-            census_share = 0.5 if 2 * int(predictions.sum()) <= self.budget else 0.1
+            census_share = 0.5 if 2 * int(positives) <= self.budget else 0.1
         self.degree, self.census_share = degree, float(census_share)
         self.first = int(first) if first else int(max(8, min(256, self.budget // 16)))
         self.batches = max(1, int(batches))
-        order = _descending_order(score) if order is None else order
-        self.strata = geometric_strata(order, self.first)
+        self.tail_sd = float(tail_sd)
+
+    def _set_ranked(self, ranked: RankedStrata) -> None:
+        self.ranked = ranked
+        self._pos_share, self._pp, self.grid = ranked.pos_share, ranked.pp, ranked.grid
+
+    def _begin(self, pilot_per_stratum: int, audit_share: float) -> None:
+        """The first batch: the pilot, the census of the top and the optional audit."""
         sizes = self.strata.sizes
         k = self.strata.count
-        self.tail_sd = float(tail_sd)
-        self.ranked = RankedStrata.build(self.strata, predictions, degree, self.tail_sd)
-        self._pos_share, self._pp, self.grid = self.ranked.pos_share, self.ranked.pp, self.ranked.grid
-        self._shuffles = [SparseShuffle(int(s)) for s in sizes]
         self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
         self.target = np.zeros(k, dtype=np.int64)       # current allocation
         self._labels: dict[int, int] = {}               # position -> label
@@ -83,7 +96,7 @@ class AutoDesign(Design):
         pilot = np.minimum(sizes, pilot_per_stratum)
         pilot[0] = sizes[0]
         # census: whole strata from the top while they fit in ``census_share`` of the budget
-        room = int(census_share * self.budget) - int(pilot.sum())
+        room = int(self.census_share * self.budget) - int(pilot.sum())
         for h in range(1, self.strata.count):
             extra = int(sizes[h] - pilot[h])
             if extra > room:

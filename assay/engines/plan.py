@@ -126,6 +126,13 @@ class PrefixSampler:
         self._frames.append(new)
         self._items = None
 
+    def extend(self, k: np.ndarray) -> None:
+        """Hold at least the first ``k[h]`` items of every stratum h (one pass when any is
+        missing): an adaptive design fetches each batch's items at once, not stratum by
+        stratum."""
+        self._started = True
+        self._fetch(np.asarray(k, dtype=np.int64))
+
     def item(self, h: int, j: int) -> int:
         """Row of :attr:`items` of the j-th item (0-based) of stratum h in hash order."""
         if not self._started:

@@ -1,8 +1,8 @@
 """An evaluation whose pool stays on an engine (docs/engines.md, issue 14).
 
 The same loop as :func:`assay.evaluation.evaluate` — design → items to label → label source →
-label store → estimator — for the designs that run on an engine (``stratified``, ``passive``
-without replacement): the design's strata, sizes and items come from the engine, only the
+label store → estimator — for the designs that run on an engine (``auto``, ``stratified``,
+``importance``, ``passive`` without replacement): the design's strata, sizes and items come from the engine, only the
 items drawn are ever in memory, labels are read from a gold file for those items only, and
 the estimators are the core's (:func:`assay.core.measures.f_measure` with the stratum sizes,
 the pool's size and predicted positives from the engine; the assumption-free intervals of
@@ -29,27 +29,35 @@ import pandas as pd
 
 from assay.core.types import Draw, Estimate
 from assay.designs.base import Design
-from assay.designs.settings import (DesignSettings, ImportanceSettings, PassiveSettings,
-                                    StratifiedSettings, settings_from_options)
+from assay.designs.settings import (AutoSettings, DesignSettings, ImportanceSettings,
+                                    PassiveSettings, StratifiedSettings, settings_from_options)
 from assay.engines.base import Engine
 from assay.engines.manifest import RunManifest
 from assay.errors import AssayInputError
 from assay.estimation import estimate_draws
 
-ENGINE_DESIGNS = ("stratified", "passive", "importance")
+ENGINE_DESIGNS = ("auto", "stratified", "passive", "importance")
 MAX_DRAWS_PER_LABEL = 50
 
 
 def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: int,
                   probability: str | None = None) -> Design:
-    """The design of ``settings`` on ``engine`` (``stratified``; ``passive`` without
-    replacement); others raise :class:`AssayInputError` naming the design."""
+    """The design of ``settings`` on ``engine`` (``auto``, ``stratified``, ``importance``;
+    ``passive`` without replacement); others raise :class:`AssayInputError` naming the
+    design."""
     from assay.designs.passive import EngineUniformWithoutReplacement
     from assay.designs.stratified import EngineStratifiedDesign
     if isinstance(settings, StratifiedSettings):
         return EngineStratifiedDesign(engine, budget, np.random.default_rng(seed), seed,
                                       settings.strata, settings.n_strata, settings.allocation,
                                       settings.alpha, probability)
+    if isinstance(settings, AutoSettings):
+        from assay.designs.auto_engine import EngineAutoDesign
+        return EngineAutoDesign(engine, budget, np.random.default_rng(seed), seed,
+                                alpha=settings.alpha, first=settings.first,
+                                batches=settings.batches, degree=settings.degree,
+                                census_share=settings.census_share, tail_sd=settings.tail_sd,
+                                audit_share=settings.audit_share)
     if isinstance(settings, PassiveSettings) and not settings.replace:
         return EngineUniformWithoutReplacement(engine, budget, seed)
     if isinstance(settings, ImportanceSettings):
@@ -58,8 +66,8 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
                                       settings.epsilon, probability)
     what = "passive --replace" if isinstance(settings, PassiveSettings) else settings.name
     raise AssayInputError(f"--design {what}", "does not run on an engine yet",
-                          expected="--design stratified, importance or passive (without "
-                                   "--replace) for a pool read by DuckDB")
+                          expected="--design auto, stratified, importance or passive "
+                                   "(without --replace) for a pool on an engine")
 
 
 class GoldLabels:
@@ -189,6 +197,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
         if d.index in labelled:
             continue
         labelled[d.index] = v
+        des.update(d, v)                            # adaptive designs (auto) learn from it
         n = len(labelled)
         if n in marks or progress is not None and n % 25 == 0:
             est = engine_estimates(des, draws, draw_labels, sampler.items["prediction"]

@@ -50,7 +50,8 @@ def _same_runs(mem: MemoryEngine, duck: DuckDBEngine, df: pd.DataFrame, gold: Pa
     a = evaluate_on_engine(mem, df[ids + ["label"]], design, budget, seed, options=options)
     b = evaluate_on_engine(duck, str(gold), design, budget, seed, options=options)
     pd.testing.assert_frame_equal(a.items, b.items, check_dtype=False)
-    assert [(d.index, d.stratum) for d in a.draws] == [(d.index, d.stratum) for d in b.draws]
+    assert [(d.index, d.stratum, d.position) for d in a.draws] == \
+        [(d.index, d.stratum, d.position) for d in b.draws]
     pa, pb = (np.array([d.probability for d in r.draws]) for r in (a, b))
     assert a.draw_labels == b.draw_labels and a.labels_used == min(budget, mem.describe().rows)
     if design == "importance":
@@ -126,7 +127,7 @@ def test_store_reuses_labels_and_bad_input(tmp_path):
     with pytest.raises(AssayInputError, match="no label for item"):
         evaluate_on_engine(mem, partial, "stratified", 100, 5)
     with pytest.raises(AssayInputError, match="does not run on an engine"):
-        evaluate_on_engine(mem, gold, "auto", 100, 5)
+        evaluate_on_engine(mem, gold, "oasis", 100, 5)
 
 
 @pytest.mark.slow

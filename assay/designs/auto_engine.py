@@ -1,0 +1,241 @@
+"""``auto`` on a pool that stays on an engine (docs/engines.md, issue 14).
+
+The design is :class:`assay.designs.auto.AutoDesign` — the same geometric rank strata, census
+of the top, batches re-allocated by Neyman's rule from the rank calibration, and the same
+model-based estimate — with three facts asked of the engine instead of computed from per-item
+arrays:
+
+* **The strata and the rank grid.** Stratum h covers ranks [b_h, b_{h+1}) of
+  :func:`assay.core.strata.geometric_bounds`. The calibration's quadrature
+  (:class:`assay.core.calibration.RankGrid`) needs the predicted positives among the top r
+  items only at its cut ranks r (≤ 24 per stratum, the strata's bounds among them): the
+  engine gives the keys at ranks r − 1 (:meth:`~assay.engines.base.Engine.keys_at_ranks`)
+  and the predicted positives between consecutive keys (one
+  :meth:`~assay.engines.base.Engine.segment_counts`), whose cumulative sums are the grid's
+  ``cum_pred`` at those ranks — the same grid as in memory, without a per-item array.
+* **The draws.** Draw j of stratum h is the stratum's j-th item in the run's hash order
+  h(seed, key) (a simple random sample without replacement, the same items on every engine);
+  each batch's items are fetched in one prefix pass when the batch is planned. The Generator
+  still orders the strata within a batch (the same calls as in memory).
+* **The ranks.** The calibration is fitted to (rank, label): the rank of each fetched item is
+  computed locally where its whole stratum has been fetched (the census), else by one
+  :meth:`~assay.engines.base.Engine.ranks_of` per batch.
+
+In memory, ``auto`` draws within a stratum with the Generator (:class:`SparseShuffle`) and
+ranks tied scores in pool order; here the draws follow the hash and ties are ranked by the
+tie hash. So the strata's sizes, predicted positives, grid, first allocation and schedule of
+strata are the in-memory design's (tested on the ER pools), the items are another simple random
+sample of the same strata, and the estimates agree in distribution, not draw for draw.
+
+>>> import pandas as pd
+>>> from assay.engines import MemoryEngine
+>>> eng = MemoryEngine(pd.DataFrame({"id": range(400), "score": [-i for i in range(400)],
+...                                  "prediction": [int(i < 30) for i in range(400)]}))
+>>> d = EngineAutoDesign(eng, 100, np.random.default_rng(1), seed=1)
+>>> d.strata.sizes.tolist(), d.ranked.pp.tolist()
+([8, 8, 16, 32, 64, 128, 144], [8, 8, 14, 0, 0, 0, 0])
+>>> xs = [d.draw() for _ in range(int(d.target.sum()))]     # the first batch
+>>> sorted(x.position for x in xs if x.stratum == 0), d.sampler.passes, d.rank_passes
+([0, 1, 2, 3, 4, 5, 6, 7], 1, 1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assay.core.calibration import RankGrid
+from assay.core.predictive import StratumCounts
+from assay.core.rank_model import RankedStrata
+from assay.core.strata import Strata, geometric_bounds
+from assay.core.types import Draw, Kind
+from assay.designs.auto import AutoDesign
+
+NO_ORDER = np.zeros(0, dtype=np.int64)   # the strata's item order stays on the engine
+
+
+class _CutRecorder:
+    """Stands for ``cum_pred`` while :meth:`RankGrid.build` names the ranks it reads."""
+
+    def __init__(self) -> None:
+        self.ranks: list[np.ndarray] = []
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        self.ranks.append(idx)
+        return np.zeros(idx.shape, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class CumulativeAt:
+    """``cum_pred`` known at some ranks only: ``cum[j]`` predicted positives among the top
+    ``ranks[j]`` items (ranks ascending); reading any other rank is an error.
+
+    >>> c = CumulativeAt(np.array([0, 4, 9]), np.array([0, 3, 5]))
+    >>> c[np.array([9, 4])].tolist()
+    [5, 3]
+    """
+
+    ranks: np.ndarray
+    cum: np.ndarray
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        j = np.minimum(np.searchsorted(self.ranks, idx), self.ranks.shape[0] - 1)
+        if not np.array_equal(self.ranks[j], idx):
+            raise KeyError("a rank the engine was not asked about")
+        return self.cum[j]
+
+
+@dataclass(frozen=True)
+class EngineRankGrid:
+    """Geometric rank strata on an engine: their ``edges`` (keys of each stratum's last item),
+    ``bounds``, predicted positives ``pp`` and the calibration's :class:`RankGrid`."""
+
+    bounds: np.ndarray
+    edges: Any            # assay.engines.base.OrderKeys
+    pp: np.ndarray
+    grid: RankGrid
+
+    @classmethod
+    def build(cls, engine: Any, bounds: np.ndarray) -> "EngineRankGrid":
+        """Two engine calls: the keys at the grid's cut ranks, the segment counts between them
+        (module docstring)."""
+        from assay.engines.base import OrderKeys
+        n = int(bounds[-1])
+        rec = _CutRecorder()
+        RankGrid.build(bounds, cum_pred=rec)          # names the ranks the grid reads
+        asked = np.unique(np.concatenate(rec.ranks + [bounds]))
+        inner = asked[(asked > 0) & (asked < n)]
+        keys = engine.keys_at_ranks(inner - 1)
+        got = engine.segment_counts(keys)
+        ranks = np.concatenate(([0], inner, [n]))
+        if not np.array_equal(got.sizes, np.diff(ranks)):
+            raise RuntimeError(f"engine {engine.name}: segment sizes {got.sizes[:8].tolist()}… "
+                               f"differ from the ranks asked {np.diff(ranks)[:8].tolist()}…")
+        cum = np.concatenate(([0], np.cumsum(got.positives))).astype(np.int64)
+        at = CumulativeAt(ranks, cum)
+        grid = RankGrid.build(bounds, cum_pred=at)
+        j = np.searchsorted(inner, bounds[1:-1])
+        edges = OrderKeys(keys.score[j].copy(), keys.tie[j].copy())
+        return cls(np.asarray(bounds, dtype=np.int64), edges, np.diff(at[bounds]), grid)
+
+
+@dataclass(frozen=True)
+class EngineRankedStrata(RankedStrata):
+    """:class:`RankedStrata` whose predictions are known at the fetched items' ranks only
+    (``pred_at``: rank → prediction, filled as items are fetched)."""
+
+    pred_at: dict[int, int] = field(default_factory=dict)
+
+    def counts(self, seen: dict[int, int]) -> StratumCounts:
+        pos = np.fromiter(seen.keys(), np.int64, len(seen))
+        lab = np.fromiter(seen.values(), np.int64, len(seen))
+        pred = np.fromiter((self.pred_at[int(p)] for p in pos), np.int64, len(seen))
+        h = self.strata.stratum_of(pos)
+        k = self.strata.count
+        return StratumCounts(bounds=self.strata.bounds, pp=self.pp,
+                             lab1=np.bincount(h, weights=pred, minlength=k),
+                             lab0=np.bincount(h, weights=1 - pred, minlength=k),
+                             tp=np.bincount(h, weights=lab * pred, minlength=k),
+                             fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+
+
+class EngineAutoDesign(AutoDesign):
+    """:class:`AutoDesign` over a pool on ``engine`` (module docstring). A draw's ``index`` is
+    a row of ``sampler.items`` (the items fetched), its ``position`` the item's 0-based rank."""
+
+    def __init__(self, engine: Any, budget: int, rng: np.random.Generator, seed: int,
+                 alpha: float = 0.5, first: int | None = None, batches: int = 5,
+                 pilot_per_stratum: int = 4, degree: int = 0,
+                 census_share: float | None = None, tail_sd: float = 2.0,
+                 audit_share: float = 0.0) -> None:
+        from assay.engines.plan import EngineStrata, PrefixSampler
+        info = engine.describe()
+        self.engine, self.seed = engine, int(seed)
+        self._configure(info.rows, info.positives, budget, rng, alpha, first, batches, degree,
+                        census_share, tail_sd)
+        bounds = geometric_bounds(info.rows, self.first)
+        self.rank_grid = EngineRankGrid.build(engine, bounds)
+        sizes = np.diff(bounds)
+        self.strata = Strata(order=NO_ORDER, bounds=bounds, method="geometric")
+        self._set_ranked(EngineRankedStrata(
+            self.strata, NO_ORDER, self.rank_grid.pp, self.rank_grid.pp / sizes,
+            self.rank_grid.grid, int(degree), self.tail_sd))
+        self.engine_strata = EngineStrata(self.rank_grid.edges, sizes, self.rank_grid.pp,
+                                          "geometric")
+        self.sampler = PrefixSampler(engine, self.engine_strata, self.seed)
+        self._taken = np.zeros(self.strata.count, dtype=np.int64)
+        self._rank = np.zeros(0, dtype=np.int64)        # rank of each fetched item
+        self.rank_passes = 0
+        self._begin(pilot_per_stratum, audit_share)
+
+    # -- the engine's part ------------------------------------------------------------------
+    def _enqueue(self, add: np.ndarray) -> None:
+        super()._enqueue(add)
+        self.sampler.extend(self.target)                # the batch's items: one prefix pass
+        self._assign_ranks()
+
+    def _assign_ranks(self) -> None:
+        """The rank of every item fetched since the last call: local where the item's whole
+        stratum is fetched, else one ``ranks_of`` for all the others."""
+        from assay.engines.base import OrderKeys
+        items = self.sampler.items
+        start, stop = self._rank.shape[0], len(items)
+        if stop <= start:
+            return
+        h_all = items["stratum"].to_numpy()
+        score = items["score"].to_numpy(dtype=np.float64)
+        tie = items["tie"].to_numpy(dtype=np.uint64)
+        new = np.arange(start, stop)
+        rank = np.full(stop - start, -1, dtype=np.int64)
+        sizes = self.strata.sizes
+        for h in np.unique(h_all[new]):
+            if self.sampler.taken(int(h)) < sizes[h]:
+                continue
+            rows = np.flatnonzero(h_all == h)           # the whole stratum, fetched
+            order = rows[np.lexsort((tie[rows], -score[rows]))]
+            r = np.empty(rows.shape[0], dtype=np.int64)
+            r[np.searchsorted(rows, order)] = np.arange(rows.shape[0])
+            mine = rows >= start
+            rank[rows[mine] - start] = self.strata.bounds[h] + r[mine]
+        ask = np.flatnonzero(rank < 0)
+        if ask.size:
+            idx = new[ask]
+            rank[ask] = self.engine.ranks_of(OrderKeys(score[idx], tie[idx]))
+            self.rank_passes += 1
+        self._rank = np.concatenate([self._rank, rank])
+        pred = items["prediction"].to_numpy()
+        pred_at = self.ranked.pred_at                   # type: ignore[attr-defined]
+        for i, r in zip(new, rank):
+            pred_at[int(r)] = int(pred[i])
+
+    # -- Design interface -----------------------------------------------------------------
+    def draw(self) -> Draw:
+        if not self._queue:
+            self._plan_next_batch()
+        h = int(self._queue.pop())
+        i = self.sampler.item(h, int(self._taken[h]))
+        self._taken[h] += 1
+        if i >= self._rank.shape[0]:                    # a replacement past the batch
+            self._assign_ranks()
+        self.n_h[h] += 1
+        incl = float(self.target[h]) / float(self.strata.sizes[h])
+        return Draw(i, incl, h, Kind.INCLUSION, int(self._rank[i]))
+
+    def skip(self, draw: Draw) -> None:
+        if self._taken[draw.stratum] < self.strata.sizes[draw.stratum]:
+            self._queue.append(draw.stratum)
+            self.n_h[draw.stratum] -= 1
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "engine": self.engine.name}
+
+    def manifest(self) -> Any:
+        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint."""
+        return self.engine_strata.manifest(self.engine, self.seed, design="auto",
+                                           first=self.first, n_h=[int(x) for x in self.n_h])
+
+
+__all__ = ["CumulativeAt", "EngineAutoDesign", "EngineRankGrid", "EngineRankedStrata"]
