@@ -14,12 +14,17 @@ arrays:
   :meth:`~assay.engines.base.Engine.segment_counts`), whose cumulative sums are the grid's
   ``cum_pred`` at those ranks — the same grid as in memory, without a per-item array.
 * **The draws.** Draw j of stratum h is the stratum's j-th item in the run's hash order
-  h(seed, key) (a simple random sample without replacement, the same items on every engine);
-  each batch's items are fetched in one prefix pass when the batch is planned. The Generator
-  still orders the strata within a batch (the same calls as in memory).
-* **The ranks.** The calibration is fitted to (rank, label): the rank of each fetched item is
-  computed locally where its whole stratum has been fetched (the census), else by one
-  :meth:`~assay.engines.base.Engine.ranks_of` per batch.
+  h(seed, key) (a simple random sample without replacement, the same items on every engine).
+  The first prefix pass fetches min(N_h, budget) items of every stratum (what any allocation
+  of the budget could take; up to :data:`PREFETCH_ROWS` rows, else each batch's own items in
+  a pass of its own), so later batches need no pass to find their items. The Generator still
+  orders the strata within a batch (the same calls as in memory). Only the items planned
+  (:meth:`EngineAutoDesign.pending_rows`) are ranked and labelled.
+* **The ranks.** The calibration is fitted to (rank, label): the rank of each planned item is
+  computed locally where its whole stratum has been fetched (the census, small strata), else
+  by :meth:`~assay.engines.base.Engine.ranks_of` — of every item of the first prefix at once
+  on an engine that ranks many keys in one pass (``bulk_ranks``: memory, DuckDB), so later
+  batches make no pass at all; else once per batch (Spark).
 
 In memory, ``auto`` draws within a stratum with the Generator (:class:`SparseShuffle`) and
 ranks tied scores in pool order; here the draws follow the hash and ties are ranked by the
@@ -53,6 +58,7 @@ from assay.core.types import Draw, Kind
 from assay.designs.auto import AutoDesign
 
 NO_ORDER = np.zeros(0, dtype=np.int64)   # the strata's item order stays on the engine
+PREFETCH_ROWS = 250_000   # the first prefix pass takes min(N_h, budget) per stratum up to this
 
 
 class _CutRecorder:
@@ -167,48 +173,59 @@ class EngineAutoDesign(AutoDesign):
                                           "geometric")
         self.sampler = PrefixSampler(engine, self.engine_strata, self.seed)
         self._taken = np.zeros(self.strata.count, dtype=np.int64)
-        self._rank = np.zeros(0, dtype=np.int64)        # rank of each fetched item
+        self._rank: dict[int, int] = {}                 # row of sampler.items -> rank
+        self._prefetched = False
         self.rank_passes = 0
         self._begin(pilot_per_stratum, audit_share)
 
     # -- the engine's part ------------------------------------------------------------------
     def _enqueue(self, add: np.ndarray) -> None:
         super()._enqueue(add)
-        self.sampler.extend(self.target)                # the batch's items: one prefix pass
-        self._assign_ranks()
+        want = self.target
+        if not self._prefetched:    # the first pass fetches what any allocation could take
+            self._prefetched = True
+            deep = np.minimum(self.strata.sizes, self.budget)
+            if int(deep.sum()) <= PREFETCH_ROWS:
+                want = np.maximum(deep, want)
+        self.sampler.extend(want)                       # no pass once the prefix holds it
+        if self.engine.bulk_ranks and len(self._rank) == 0:
+            self._assign_ranks(list(range(len(self.sampler.items))))   # all, in one pass
+        self._assign_ranks(self.pending_rows())
 
-    def _assign_ranks(self) -> None:
-        """The rank of every item fetched since the last call: local where the item's whole
-        stratum is fetched, else one ``ranks_of`` for all the others."""
+    def pending_rows(self) -> list[int]:
+        """Rows of :attr:`sampler.items <assay.engines.plan.PrefixSampler.items>` of every item
+        planned so far (drawn or still in the batch): the items to rank and to label."""
+        s = self.sampler
+        return [s.item(h, j) for h in range(self.strata.count)
+                for j in range(min(max(int(self.target[h]), int(self._taken[h])), s.taken(h)))]
+
+    def _assign_ranks(self, rows: list[int]) -> None:
+        """The rank of each row not ranked yet: local where its whole stratum is fetched,
+        else one ``ranks_of`` for all the others."""
         from assay.engines.base import OrderKeys
-        items = self.sampler.items
-        start, stop = self._rank.shape[0], len(items)
-        if stop <= start:
+        todo = np.array(sorted(set(rows) - self._rank.keys()), dtype=np.int64)
+        if todo.size == 0:
             return
+        items = self.sampler.items
         h_all = items["stratum"].to_numpy()
         score = items["score"].to_numpy(dtype=np.float64)
         tie = items["tie"].to_numpy(dtype=np.uint64)
-        new = np.arange(start, stop)
-        rank = np.full(stop - start, -1, dtype=np.int64)
-        sizes = self.strata.sizes
-        for h in np.unique(h_all[new]):
-            if self.sampler.taken(int(h)) < sizes[h]:
-                continue
-            rows = np.flatnonzero(h_all == h)           # the whole stratum, fetched
-            order = rows[np.lexsort((tie[rows], -score[rows]))]
-            r = np.empty(rows.shape[0], dtype=np.int64)
-            r[np.searchsorted(rows, order)] = np.arange(rows.shape[0])
-            mine = rows >= start
-            rank[rows[mine] - start] = self.strata.bounds[h] + r[mine]
-        ask = np.flatnonzero(rank < 0)
-        if ask.size:
-            idx = new[ask]
-            rank[ask] = self.engine.ranks_of(OrderKeys(score[idx], tie[idx]))
-            self.rank_passes += 1
-        self._rank = np.concatenate([self._rank, rank])
         pred = items["prediction"].to_numpy()
+        sizes, got = self.strata.sizes, {}
+        whole = {int(h) for h in np.unique(h_all[todo]) if self.sampler.taken(int(h)) >= sizes[h]}
+        for h in whole:
+            member = np.flatnonzero(h_all == h)         # the whole stratum, fetched
+            order = member[np.lexsort((tie[member], -score[member]))]
+            first = int(self.strata.bounds[h])
+            got.update(zip(order.tolist(), range(first, first + order.size)))
+        ask = np.array([i for i in todo if int(h_all[i]) not in whole], dtype=np.int64)
+        if ask.size:
+            got.update(zip(ask.tolist(), self.engine.ranks_of(
+                OrderKeys(score[ask], tie[ask])).tolist()))
+            self.rank_passes += 1
         pred_at = self.ranked.pred_at                   # type: ignore[attr-defined]
-        for i, r in zip(new, rank):
+        for i, r in got.items():
+            self._rank[int(i)] = int(r)
             pred_at[int(r)] = int(pred[i])
 
     # -- Design interface -----------------------------------------------------------------
@@ -218,11 +235,11 @@ class EngineAutoDesign(AutoDesign):
         h = int(self._queue.pop())
         i = self.sampler.item(h, int(self._taken[h]))
         self._taken[h] += 1
-        if i >= self._rank.shape[0]:                    # a replacement past the batch
-            self._assign_ranks()
+        if i not in self._rank:                         # a replacement past the batch
+            self._assign_ranks([i])
         self.n_h[h] += 1
         incl = float(self.target[h]) / float(self.strata.sizes[h])
-        return Draw(i, incl, h, Kind.INCLUSION, int(self._rank[i]))
+        return Draw(i, incl, h, Kind.INCLUSION, self._rank[i])
 
     def skip(self, draw: Draw) -> None:
         if self._taken[draw.stratum] < self.strata.sizes[draw.stratum]:

@@ -119,6 +119,8 @@ class Engine(ABC):
     whose pool is in memory anyway)."""
 
     name: str = "engine"
+    # ranks_of many keys (thousands) in one pass: a design may rank everything it fetched
+    bulk_ranks: bool = False
 
     @abstractmethod
     def describe(self) -> PoolInfo:

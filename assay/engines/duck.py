@@ -22,7 +22,7 @@ import pandas as pd
 from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts,
                                 prefix_by_thresholds)
 from assay.engines.duck_io import _Watch, gold_lookup, open_pool
-from assay.engines.duck_sums import PriorSums
+from assay.engines.duck_sums import BinRanks, PriorSums
 from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
                                    hash_sql, key_sql, quote)
 from assay.engines.validate import fingerprint_of, pick_id_columns
@@ -43,7 +43,7 @@ def _numeric(t: str) -> bool:
     return t in _NUMERIC or t.startswith("DECIMAL")
 
 
-class DuckDBEngine(PriorSums, Engine):
+class DuckDBEngine(BinRanks, PriorSums, Engine):
     """A pool on DuckDB. ``source``: a Parquet path or glob (``*.parquet``), or the name of a
     table or view of ``connection`` (default: a new in-memory connection; a connection passed in
     is used as it is, its settings untouched). ``fetch_limit``: most rows one query brings into
@@ -57,6 +57,7 @@ class DuckDBEngine(PriorSums, Engine):
                  prediction: str = "prediction", fetch_limit: int = 1_000_000) -> None:
         self.con = connection if connection is not None else duckdb.connect()
         self.fetch_limit = int(fetch_limit)
+        self._bin_rows: list | None = None     # the fine score bins' counts (segment_counts)
         self.source, self._from = self._resolve(str(source), connection is not None)
         try:
             described = self.con.execute(f"DESCRIBE SELECT * FROM {self._from}").fetchall()
@@ -269,7 +270,8 @@ class DuckDBEngine(PriorSums, Engine):
     def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
         """One CASE over the edges when they are few (≤ :data:`CASE_EDGES`); else two passes
         whatever their number (a rank grid, the ranks of a batch of sampled items): counts per
-        fine score bin, then the rows of the bins an edge falls in."""
+        fine score bin (kept: the same for any edges, so later calls make one pass), then the
+        rows of the bins an edge falls in."""
         edges.check_sorted()
         self.describe()                 # validates the pool once, before any other pass
         if len(edges) > CASE_EDGES:
@@ -288,6 +290,20 @@ class DuckDBEngine(PriorSums, Engine):
             sizes[int(h)], pos[int(h)] = int(c), int(pp or 0)
         return SegmentCounts(sizes, pos)
 
+    def _fine_bins(self) -> tuple[list, dict, str]:
+        """(rows, params, SQL of an item's bin): per non-empty bin of :data:`BINS` equal score
+        bins (ascending score), its number, items, predicted positives and min and max score.
+        The same for any edges, so one pass per engine (kept)."""
+        info = self.describe()
+        lo, hi = info.score_min, info.score_max
+        params = {"blo": float(lo), "bsc": float(BINS / (hi - lo))}
+        b = f"least(CAST(floor((__s - $blo) * $bsc) AS BIGINT), {BINS - 1})"
+        if self._bin_rows is None:
+            self._bin_rows = self._sql(f"SELECT {b} AS b, count(*), sum(__p), min(__s), "
+                                       f"max(__s) FROM {self._base} GROUP BY b",
+                                       params).fetchall()
+        return self._bin_rows, params, b
+
     def _binned_counts(self, edges: OrderKeys) -> SegmentCounts:
         info = self.describe()
         k = len(edges) + 1
@@ -295,10 +311,7 @@ class DuckDBEngine(PriorSums, Engine):
         lo, hi = info.score_min, info.score_max
         if lo == hi:        # one score: the CASE is as good as anything
             return self._case_counts(edges)
-        params = {"blo": float(lo), "bsc": float(BINS / (hi - lo))}
-        b = f"least(CAST(floor((__s - $blo) * $bsc) AS BIGINT), {BINS - 1})"
-        rows = self._sql(f"SELECT {b} AS b, count(*), sum(__p), min(__s), max(__s) FROM "
-                         f"{self._base} GROUP BY b", params).fetchall()
+        rows, params, b = self._fine_bins()
         neg = -edges.score                                  # ascending
         inside: dict[int, tuple[int, int]] = {}
         for bb, c, pp, mn, mx in rows:

@@ -1,12 +1,64 @@
 """Per-stratum and per-bin sums of the prior on DuckDB: what the Neyman allocation and the
-importance design ask of the pool (a mixin of :class:`assay.engines.duck.DuckDBEngine`)."""
+importance design ask of the pool; and the ranks of many items in one pass, by a join on the
+fine score bins (what ``auto`` asks for its rank calibration). Mixins of
+:class:`assay.engines.duck.DuckDBEngine`."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from assay.engines.base import OrderKeys
-from assay.engines.hashing import quote
+from assay.engines.hashing import ORDER_SEED, hash_sql, quote
 from assay.errors import AssayInputError
+
+
+class BinRanks:
+    """``ranks_of`` in one pass whatever the number of keys (needs the engine's ``_sql``,
+    ``_fine_bins``, ``_base``, ``con``, ``describe``).
+
+    An item's rank is the number of items before it: those of the fine score bins above its
+    own (from the kept bin counts) plus those of its own bin with a higher score, or the same
+    score and a smaller tie hash — counted by joining the pool with the keys on the bin, so
+    each row meets only the keys of its own bin and the tie hash is computed only for rows
+    whose score equals a key's."""
+
+    bulk_ranks = True
+
+    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+        info = self.describe()
+        n = len(keys)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        if info.score_min == info.score_max:
+            return super().ranks_of(keys)           # type: ignore[misc]
+        rows, params, b = self._fine_bins()
+        bins = np.array([r[0] for r in rows], dtype=np.int64)
+        counts = np.array([r[1] for r in rows], dtype=np.int64)
+        order = np.argsort(-bins)                   # highest scores first
+        above = dict(zip(bins[order].tolist(),
+                         (np.cumsum(counts[order]) - counts[order]).tolist()))
+        want = pd.DataFrame({"__w": np.arange(n, dtype=np.int64),
+                             "__ks": np.asarray(keys.score, dtype=np.float64),
+                             "__kt": np.asarray(keys.tie, dtype=np.uint64)})
+        name = f"__assay_keys_{id(want)}"
+        self.con.register(name, want)
+        try:
+            kb = b.replace("__s", "__ks")
+            got = self._sql(
+                f"SELECT k.__w, k.__kb, sum(CASE WHEN p.__s > k.__ks THEN 1 WHEN p.__s = k.__ks "
+                f"THEN CAST({hash_sql(ORDER_SEED, 'p.__k')} < k.__kt AS BIGINT) "
+                f"ELSE 0 END) FROM (SELECT __s, __k, {b} AS __b FROM {self._base}) p JOIN "
+                f"(SELECT *, {kb} AS __kb FROM {name}) k ON p.__b = k.__kb "
+                f"GROUP BY k.__w, k.__kb", params, what="ranks").fetchall()
+        finally:
+            self.con.unregister(name)
+        out = np.full(n, -1, dtype=np.int64)
+        for w, kb, c in got:
+            out[int(w)] = int(above.get(int(kb), 0)) + int(c)
+        if (out < 0).any():
+            raise AssayInputError(self.source, "an item to rank is not in the pool",
+                                  expected="keys of items of the pool")
+        return out
 
 
 class PriorSums:

@@ -105,6 +105,18 @@ class MemoryEngine(Engine):
         idx = self.order[np.asarray(ranks, dtype=np.int64)]
         return OrderKeys(self.score[idx].copy(), self.tie[idx].copy())
 
+    bulk_ranks = True
+
+    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+        """By binary search in the ranking (any number of keys)."""
+        s, t = self.score[self.order], self.tie[self.order]
+        lo = np.searchsorted(-s, -np.asarray(keys.score, dtype=np.float64), side="left")
+        hi = np.searchsorted(-s, -np.asarray(keys.score, dtype=np.float64), side="right")
+        out = lo.astype(np.int64)
+        for i in np.flatnonzero(hi - lo > 1):      # tied scores: by tie hash
+            out[i] += int(np.searchsorted(t[lo[i]:hi[i]], np.uint64(keys.tie[i])))
+        return out
+
     def codes(self, edges: OrderKeys) -> np.ndarray:
         """Stratum of every item: #{edges before its key}."""
         edges.check_sorted()

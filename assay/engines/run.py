@@ -162,7 +162,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
     if st is not None:
         st.claim_dataset(dataset, list(info.id_columns))
         known = st.labels(dataset, annotator)
-    values = np.zeros(0, dtype=np.int64)
+    values: dict[int, int] = {}                     # row of sampler.items -> gold label
     draws: list[Draw] = []
     draw_labels: list[int] = []
     new = reused = 0
@@ -179,11 +179,13 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
         elif key in known:
             v, reused = int(known[key]), reused + 1
         else:
-            if d.index >= values.shape[0]:          # labels of the items fetched since
-                items = sampler.items
-                fresh = items.iloc[values.shape[0]:]
-                keys = [sampler.key(i) for i in range(values.shape[0], len(items))]
-                values = np.concatenate([values, gold.values(fresh, keys)])
+            if d.index not in values:       # labels of the items fetched since (a function
+                items = sampler.items       # of the key: of the items planned, auto)
+                plan = getattr(des, "pending_rows", None) if callable(labels) else None
+                rows = [i for i in (plan() if plan else range(len(items))) if i not in values]
+                rows += [] if d.index in rows else [d.index]
+                got = gold.values(items.iloc[rows], [sampler.key(i) for i in rows])
+                values.update(zip(rows, got.tolist()))
             v = int(values[d.index])
             if v not in (0, 1):
                 raise AssayInputError(str(labels if isinstance(labels, (str, Path))
