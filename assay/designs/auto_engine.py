@@ -8,11 +8,12 @@ arrays:
 * **The strata and the rank grid.** Stratum h covers ranks [b_h, b_{h+1}) of
   :func:`assay.core.strata.geometric_bounds`. The calibration's quadrature
   (:class:`assay.core.calibration.RankGrid`) needs the predicted positives among the top r
-  items only at its cut ranks r (≤ 24 per stratum, the strata's bounds among them): the
-  engine gives the keys at ranks r − 1 (:meth:`~assay.engines.base.Engine.keys_at_ranks`)
-  and the predicted positives between consecutive keys (one
-  :meth:`~assay.engines.base.Engine.segment_counts`), whose cumulative sums are the grid's
-  ``cum_pred`` at those ranks — the same grid as in memory, without a per-item array.
+  items only at its cut ranks r (≤ 24 per stratum, the strata's bounds among them,
+  :func:`grid_ranks`): the engine gives the keys at ranks r − 1
+  (:meth:`~assay.engines.base.Engine.keys_at_ranks`; the strata's edges are among them) and
+  the predicted positives at or before each
+  (:meth:`~assay.engines.base.Engine.counts_through`): the grid's ``cum_pred`` at those
+  ranks — the same grid as in memory, without a per-item array.
 * **The draws.** Draw j of stratum h is the stratum's j-th item in the run's hash order
   h(seed, key) (a simple random sample without replacement, the same items on every engine).
   The first prefix pass fetches min(N_h, budget) items of every stratum (what any allocation
@@ -45,7 +46,7 @@ sample of the same strata, and the estimates agree in distribution, not draw for
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -94,38 +95,32 @@ class CumulativeAt:
         return self.cum[j]
 
 
-@dataclass(frozen=True)
-class EngineRankGrid:
-    """Geometric rank strata on an engine: their ``edges`` (keys of each stratum's last item),
-    ``bounds``, predicted positives ``pp`` and the calibration's :class:`RankGrid`."""
+def grid_ranks(bounds: np.ndarray) -> np.ndarray:
+    """The ranks r (0 < r < N) at which the calibration's :class:`RankGrid` over strata
+    ``bounds`` reads ``cum_pred`` (the strata's bounds among them).
 
-    bounds: np.ndarray
-    edges: Any            # assay.engines.base.OrderKeys
-    pp: np.ndarray
-    grid: RankGrid
+    >>> grid_ranks(np.array([0, 4, 8, 19])).tolist()[:6]
+    [1, 2, 3, 4, 5, 6]
+    """
+    n = int(bounds[-1])
+    rec = _CutRecorder()
+    RankGrid.build(bounds, cum_pred=rec)
+    asked = np.unique(np.concatenate(rec.ranks + [np.asarray(bounds, dtype=np.int64)]))
+    return asked[(asked > 0) & (asked < n)]
 
-    @classmethod
-    def build(cls, engine: Any, bounds: np.ndarray) -> "EngineRankGrid":
-        """Two engine calls: the keys at the grid's cut ranks, the segment counts between them
-        (module docstring)."""
-        from assay.engines.base import OrderKeys
-        n = int(bounds[-1])
-        rec = _CutRecorder()
-        RankGrid.build(bounds, cum_pred=rec)          # names the ranks the grid reads
-        asked = np.unique(np.concatenate(rec.ranks + [bounds]))
-        inner = asked[(asked > 0) & (asked < n)]
-        keys = engine.keys_at_ranks(inner - 1)
-        got = engine.segment_counts(keys)
-        ranks = np.concatenate(([0], inner, [n]))
-        if not np.array_equal(got.sizes, np.diff(ranks)):
-            raise RuntimeError(f"engine {engine.name}: segment sizes {got.sizes[:8].tolist()}… "
-                               f"differ from the ranks asked {np.diff(ranks)[:8].tolist()}…")
-        cum = np.concatenate(([0], np.cumsum(got.positives))).astype(np.int64)
-        at = CumulativeAt(ranks, cum)
-        grid = RankGrid.build(bounds, cum_pred=at)
-        j = np.searchsorted(inner, bounds[1:-1])
-        edges = OrderKeys(keys.score[j].copy(), keys.tie[j].copy())
-        return cls(np.asarray(bounds, dtype=np.int64), edges, np.diff(at[bounds]), grid)
+
+def rank_grid(bounds: np.ndarray, ranks: np.ndarray, through: np.ndarray,
+              positives: np.ndarray, total: int) -> tuple[RankGrid, np.ndarray]:
+    """The :class:`RankGrid` and the strata's predicted positives from the engine's
+    :meth:`~assay.engines.base.Engine.counts_through` of the keys at ``ranks`` − 1: ``through``
+    items (must be ``ranks``) and ``positives`` at or before each; ``total`` the pool's
+    predicted positives."""
+    if not np.array_equal(through, ranks):
+        raise RuntimeError(f"the engine counts {through[:8].tolist()}… items through the keys "
+                           f"at ranks {ranks[:8].tolist()}…")
+    at = CumulativeAt(np.concatenate(([0], ranks, [int(bounds[-1])])),
+                      np.concatenate(([0], positives, [int(total)])).astype(np.int64))
+    return RankGrid.build(bounds, cum_pred=at), np.diff(at[np.asarray(bounds)])
 
 
 @dataclass(frozen=True)
@@ -157,26 +152,41 @@ class EngineAutoDesign(AutoDesign):
                  pilot_per_stratum: int = 4, degree: int = 0,
                  census_share: float | None = None, tail_sd: float = 2.0,
                  audit_share: float = 0.0) -> None:
+        from assay.engines.base import OrderKeys
         from assay.engines.plan import EngineStrata, PrefixSampler
         info = engine.describe()
-        self.engine, self.seed = engine, int(seed)
+        self.engine, self.seed, self._total = engine, int(seed), int(info.positives)
         self._configure(info.rows, info.positives, budget, rng, alpha, first, batches, degree,
                         census_share, tail_sd)
         bounds = geometric_bounds(info.rows, self.first)
-        self.rank_grid = EngineRankGrid.build(engine, bounds)
+        self._grid_ranks = grid_ranks(bounds)
+        self._grid_keys = engine.keys_at_ranks(self._grid_ranks - 1)
+        j = np.searchsorted(self._grid_ranks, bounds[1:-1])
+        edges = OrderKeys(self._grid_keys.score[j].copy(), self._grid_keys.tie[j].copy())
         sizes = np.diff(bounds)
         self.strata = Strata(order=NO_ORDER, bounds=bounds, method="geometric")
-        self._set_ranked(EngineRankedStrata(
-            self.strata, NO_ORDER, self.rank_grid.pp, self.rank_grid.pp / sizes,
-            self.rank_grid.grid, int(degree), self.tail_sd))
-        self.engine_strata = EngineStrata(self.rank_grid.edges, sizes, self.rank_grid.pp,
-                                          "geometric")
+        self.engine_strata = EngineStrata(edges, sizes, np.zeros_like(sizes), "geometric")
         self.sampler = PrefixSampler(engine, self.engine_strata, self.seed)
         self._taken = np.zeros(self.strata.count, dtype=np.int64)
         self._rank: dict[int, int] = {}                 # row of sampler.items -> rank
+        self._pred_at: dict[int, int] = {}              # rank -> prediction (items fetched)
         self._prefetched = False
         self.rank_passes = 0
+        if not engine.bulk_ranks:       # the grid's counts now; else with the prefix's ranks
+            self._set_grid(*engine.counts_through(self._grid_keys))
+            self.rank_passes += 1
         self._begin(pilot_per_stratum, audit_share)
+
+    def _set_grid(self, through: np.ndarray, positives: np.ndarray) -> None:
+        """The rank grid and the strata's predicted positives from the counts through the grid's
+        keys: the rank model can be built."""
+        grid, pp = rank_grid(self.strata.bounds, self._grid_ranks, through, positives,
+                             self._total)
+        self.engine_strata = replace(self.engine_strata, positives=pp.astype(np.int64))
+        self.sampler.strata = self.engine_strata
+        sizes = self.strata.sizes
+        self._set_ranked(EngineRankedStrata(self.strata, NO_ORDER, pp, pp / sizes, grid,
+                                            self.degree, self.tail_sd, pred_at=self._pred_at))
 
     # -- the engine's part ------------------------------------------------------------------
     def _enqueue(self, add: np.ndarray) -> None:
@@ -188,9 +198,26 @@ class EngineAutoDesign(AutoDesign):
             if int(deep.sum()) <= PREFETCH_ROWS:
                 want = np.maximum(deep, want)
         self.sampler.extend(want)                       # no pass once the prefix holds it
-        if self.engine.bulk_ranks and len(self._rank) == 0:
-            self._assign_ranks(list(range(len(self.sampler.items))))   # all, in one pass
+        if self.engine.bulk_ranks and not hasattr(self, "ranked"):
+            self._first_counts()
         self._assign_ranks(self.pending_rows())
+
+    def _first_counts(self) -> None:
+        """One pass (an engine with ``bulk_ranks``): the counts through the grid's keys and
+        the ranks of every item of the first prefix."""
+        from assay.engines.base import OrderKeys
+        items = self.sampler.items
+        g = self._grid_keys
+        keys = OrderKeys(np.concatenate([g.score, items["score"].to_numpy(np.float64)]),
+                         np.concatenate([g.tie, items["tie"].to_numpy(np.uint64)]))
+        through, positives = self.engine.counts_through(keys)
+        self.rank_passes += 1
+        m = len(g)
+        self._set_grid(through[:m], positives[:m])
+        pred = items["prediction"].to_numpy()
+        for i, r in enumerate((through[m:] - 1).tolist()):
+            self._rank[i] = int(r)
+            self._pred_at[int(r)] = int(pred[i])
 
     def pending_rows(self) -> list[int]:
         """Rows of :attr:`sampler.items <assay.engines.plan.PrefixSampler.items>` of every item
@@ -223,10 +250,9 @@ class EngineAutoDesign(AutoDesign):
             got.update(zip(ask.tolist(), self.engine.ranks_of(
                 OrderKeys(score[ask], tie[ask])).tolist()))
             self.rank_passes += 1
-        pred_at = self.ranked.pred_at                   # type: ignore[attr-defined]
         for i, r in got.items():
             self._rank[int(i)] = int(r)
-            pred_at[int(r)] = int(pred[i])
+            self._pred_at[int(r)] = int(pred[i])
 
     # -- Design interface -----------------------------------------------------------------
     def draw(self) -> Draw:
@@ -255,4 +281,4 @@ class EngineAutoDesign(AutoDesign):
                                            first=self.first, n_h=[int(x) for x in self.n_h])
 
 
-__all__ = ["CumulativeAt", "EngineAutoDesign", "EngineRankGrid", "EngineRankedStrata"]
+__all__ = ["CumulativeAt", "EngineAutoDesign", "EngineRankedStrata", "grid_ranks", "rank_grid"]

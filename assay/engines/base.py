@@ -175,6 +175,23 @@ class Engine(ABC):
         b = np.asarray(bounds, dtype=np.int64)
         return self.keys_at_ranks(b[1:-1] - 1)
 
+    def counts_through(self, keys: OrderKeys) -> tuple[np.ndarray, np.ndarray]:
+        """Per key (a place in the ranking, e.g. an item's key): the items ranked at or before
+        it and the predicted positives among them (the key's own item included) — an item's
+        rank + 1, and ``cum_pred`` of a rank grid. Here by :meth:`segment_counts` over the
+        distinct keys; an engine with ``bulk_ranks`` does it in one pass for any number."""
+        order = np.lexsort((keys.tie, -keys.score))
+        s, t = keys.score[order], keys.tie[order]
+        new = np.ones(len(keys), dtype=bool)
+        new[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1])
+        got = self.segment_counts(OrderKeys(s[new], t[new]))
+        k = int(new.sum())
+        which = np.cumsum(new) - 1
+        items, pos = np.empty(len(keys), np.int64), np.empty(len(keys), np.int64)
+        items[order] = np.cumsum(got.sizes)[:k][which]
+        pos[order] = np.cumsum(got.positives)[:k][which]
+        return items, pos
+
     def ranks_of(self, keys: OrderKeys) -> np.ndarray:
         """0-based rank of each item key (e.g. of sampled items, for the rank calibration):
         the number of items before it."""

@@ -210,8 +210,11 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
         else:
             b = f"CAST((__t >> {shift}) & 65535 AS BIGINT)"
             src = f"(SELECT *, {self._tie} AS __t FROM {self._base})"
-        rows = self._sql(f"SELECT {b} AS b, count(*), min(__s), max(__s) FROM {src} "
-                         f"WHERE {where} GROUP BY b ORDER BY b", p).fetchall()
+        if level == 0 and shift is None and where == "TRUE":   # the kept fine bins, mirrored
+            rows = sorted((BINS - 1 - int(x[0]), x[1], x[3], x[4]) for x in self._fine_bins()[0])
+        else:
+            rows = self._sql(f"SELECT {b} AS b, count(*), min(__s), max(__s) FROM {src} "
+                             f"WHERE {where} GROUP BY b ORDER BY b", p).fetchall()
         bins = np.array([x[0] for x in rows], dtype=np.int64)
         counts = np.array([x[1] for x in rows], dtype=np.int64)
         first = np.concatenate([[0], np.cumsum(counts)])

@@ -13,30 +13,33 @@ from assay.errors import AssayInputError
 
 
 class BinRanks:
-    """``ranks_of`` in one pass whatever the number of keys (needs the engine's ``_sql``,
-    ``_fine_bins``, ``_base``, ``con``, ``describe``).
+    """``counts_through`` and ``ranks_of`` in one pass whatever the number of keys (needs the
+    engine's ``_sql``, ``_fine_bins``, ``_base``, ``con``, ``describe``).
 
-    An item's rank is the number of items before it: those of the fine score bins above its
-    own (from the kept bin counts) plus those of its own bin with a higher score, or the same
-    score and a smaller tie hash — counted by joining the pool with the keys on the bin, so
-    each row meets only the keys of its own bin and the tie hash is computed only for rows
-    whose score equals a key's."""
+    The items at or before a key are those of the fine score bins above its own (from the
+    kept bin counts and positives) plus those of its own bin with a higher score, or the same
+    score and a tie hash not larger — counted by joining the pool with the keys on the bin, so
+    each row meets only the keys of its own bin. An item's rank is that count − 1."""
 
     bulk_ranks = True
 
     def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+        return self.counts_through(keys)[0] - 1
+
+    def counts_through(self, keys: OrderKeys) -> tuple[np.ndarray, np.ndarray]:
         info = self.describe()
         n = len(keys)
         if n == 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         if info.score_min == info.score_max:
-            return super().ranks_of(keys)           # type: ignore[misc]
+            return super().counts_through(keys)     # type: ignore[misc]
         rows, params, b = self._fine_bins()
         bins = np.array([r[0] for r in rows], dtype=np.int64)
-        counts = np.array([r[1] for r in rows], dtype=np.int64)
         order = np.argsort(-bins)                   # highest scores first
-        above = dict(zip(bins[order].tolist(),
-                         (np.cumsum(counts[order]) - counts[order]).tolist()))
+        counts = np.array([r[1] for r in rows], dtype=np.int64)[order]
+        pos = np.array([int(r[2] or 0) for r in rows], dtype=np.int64)[order]
+        above = dict(zip(bins[order].tolist(), zip((np.cumsum(counts) - counts).tolist(),
+                                                   (np.cumsum(pos) - pos).tolist())))
         want = pd.DataFrame({"__w": np.arange(n, dtype=np.int64),
                              "__ks": np.asarray(keys.score, dtype=np.float64),
                              "__kt": np.asarray(keys.tie, dtype=np.uint64)})
@@ -44,21 +47,25 @@ class BinRanks:
         self.con.register(name, want)
         try:
             kb = b.replace("__s", "__ks")
+            # the tie hash only where the scores are equal (CASE evaluates it for those rows)
+            through = (f"CASE WHEN p.__s > k.__ks THEN 1 WHEN p.__s < k.__ks THEN 0 ELSE "
+                       f"CAST({hash_sql(ORDER_SEED, 'p.__k')} <= k.__kt AS INTEGER) END")
             got = self._sql(
-                f"SELECT k.__w, k.__kb, sum(CASE WHEN p.__s > k.__ks THEN 1 WHEN p.__s = k.__ks "
-                f"THEN CAST({hash_sql(ORDER_SEED, 'p.__k')} < k.__kt AS BIGINT) "
-                f"ELSE 0 END) FROM (SELECT __s, __k, {b} AS __b FROM {self._base}) p JOIN "
-                f"(SELECT *, {kb} AS __kb FROM {name}) k ON p.__b = k.__kb "
-                f"GROUP BY k.__w, k.__kb", params, what="ranks").fetchall()
+                f"SELECT __w, __kb, sum(__f), sum(__f * __p) FROM (SELECT k.__w, k.__kb, "
+                f"p.__p, {through} AS __f FROM (SELECT __s, __p, __k, {b} AS __b FROM "
+                f"{self._base}) p JOIN (SELECT *, {kb} AS __kb FROM {name}) k "
+                f"ON p.__b = k.__kb) GROUP BY __w, __kb", params, what="ranks").fetchall()
         finally:
             self.con.unregister(name)
-        out = np.full(n, -1, dtype=np.int64)
-        for w, kb, c in got:
-            out[int(w)] = int(above.get(int(kb), 0)) + int(c)
-        if (out < 0).any():
-            raise AssayInputError(self.source, "an item to rank is not in the pool",
-                                  expected="keys of items of the pool")
-        return out
+        items = np.full(n, -1, dtype=np.int64)
+        npos = np.zeros(n, dtype=np.int64)
+        for w, kb, c, pp in got:
+            a_n, a_p = above.get(int(kb), (0, 0))
+            items[int(w)], npos[int(w)] = a_n + int(c), a_p + int(pp or 0)
+        if (items < 0).any():
+            raise AssayInputError(self.source, "a key to count through lies in no score bin "
+                                  "of the pool", expected="keys within the pool's score range")
+        return items, npos
 
 
 class PriorSums:

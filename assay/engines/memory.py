@@ -107,15 +107,20 @@ class MemoryEngine(Engine):
 
     bulk_ranks = True
 
-    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+    def counts_through(self, keys: OrderKeys) -> tuple[np.ndarray, np.ndarray]:
         """By binary search in the ranking (any number of keys)."""
         s, t = self.score[self.order], self.tie[self.order]
-        lo = np.searchsorted(-s, -np.asarray(keys.score, dtype=np.float64), side="left")
-        hi = np.searchsorted(-s, -np.asarray(keys.score, dtype=np.float64), side="right")
+        neg = -np.asarray(keys.score, dtype=np.float64)
+        lo, hi = np.searchsorted(-s, neg, side="left"), np.searchsorted(-s, neg, side="right")
         out = lo.astype(np.int64)
-        for i in np.flatnonzero(hi - lo > 1):      # tied scores: by tie hash
-            out[i] += int(np.searchsorted(t[lo[i]:hi[i]], np.uint64(keys.tie[i])))
-        return out
+        for i in np.flatnonzero(hi > lo):           # the key's own score: by tie hash
+            out[i] += int(np.searchsorted(t[lo[i]:hi[i]], np.uint64(keys.tie[i]), side="right"))
+        cum = np.concatenate(([0], np.cumsum(self.prediction[self.order], dtype=np.int64)))
+        return out, cum[out]
+
+    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
+        """By binary search in the ranking (any number of keys)."""
+        return self.counts_through(keys)[0] - 1
 
     def codes(self, edges: OrderKeys) -> np.ndarray:
         """Stratum of every item: #{edges before its key}."""

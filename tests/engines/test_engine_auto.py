@@ -92,9 +92,10 @@ def test_passes_per_batch_and_ranks(tmp_path):
 
 @pytest.mark.parametrize("name", ["restaurant", "pair"])
 def test_bulk_ranks_agree(tmp_path, name):
-    """DuckDB's one-pass ``ranks_of`` (a join on the fine score bins) and the memory engine's
-    binary search give every item's exact rank, heavy ties included (restaurant: 5,423
-    distinct scores over 149,747 items), as the generic two-pass path does."""
+    """DuckDB's one-pass ``ranks_of``/``counts_through`` (a join on the fine score bins) and
+    the memory engine's binary search give every item's exact rank and the predicted positives
+    through it, heavy ties included (restaurant: 5,423 distinct scores over 149,747 items), as
+    the generic segment_counts path does."""
     df = (_er(name).drop(columns=["label"]) if name != "pair" else
           _generated("pair", 5000, seed=3).drop(columns=["label"]))
     df.to_parquet(tmp_path / "p.parquet")
@@ -104,6 +105,17 @@ def test_bulk_ranks_agree(tmp_path, name):
     assert np.array_equal(mem.ranks_of(keys), r)
     assert np.array_equal(duck.ranks_of(keys), r)
     assert np.array_equal(Engine.ranks_of(duck, mem.keys_at_ranks(r[:50])), r[:50])
+    # items and predicted positives through each key: the same on both, and by the generic
+    # segment_counts path (repeated keys and score cuts too)
+    cuts = type(keys).score_cuts([float(df["score"].median())])
+    some = type(keys)(np.concatenate([keys.score[:40], keys.score[:3], cuts.score]),
+                      np.concatenate([keys.tie[:40], keys.tie[:3], cuts.tie]))
+    want = Engine.counts_through(mem, some)
+    for eng in (mem, duck):
+        got = eng.counts_through(some)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    pred = df["prediction"].to_numpy()[mem.order]
+    assert np.array_equal(want[1][:40], np.cumsum(pred)[r[:40]])
 
 
 def _run_memory(df: pd.DataFrame, budget: int, seed: int) -> dict:
