@@ -183,11 +183,16 @@ def main() -> None:
     ap.add_argument("--sequential", action="store_true",
                     help="the earlier sequential rule instead (planning.TWO_STAGE = False: "
                     "stop once the realised half-width meets the target, up to 4 rounds)")
+    ap.add_argument("--sighted", action="store_true",
+                    help="size the second stage from the submission's own first-stage labels, "
+                    "the earlier rule (planning.BLIND_SECOND_STAGE = False)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
                     / "febrl_in_turn.md")
     args = ap.parse_args()
     if args.sequential:
         planning.TWO_STAGE = False
+    if args.sighted:
+        planning.BLIND_SECOND_STAGE = False
     bed = load()
     m, reps = len(bed.names), args.reps
     truth = bed.true_scores()
@@ -261,7 +266,11 @@ def _write(args, bed, truth, est, cover, half, method, labels, alone, agree, ela
         f"gets the draws the campaign's rule asks for to bring its {conf:.0%} precision interval "
         f"to half-width {args.half_width} given every earlier label ("
         + ("sequential rule, at most 4 rounds" if args.sequential else
-           "two-stage rule: a first stage fixed in advance, one second stage sized from it")
+           "two-stage rule: a first stage fixed in advance, one second stage sized from it"
+           if args.sighted else
+           "two-stage rule: a first stage fixed in advance, one second stage sized from the "
+           "labels that existed before the submission and where its first stage drew, not from "
+           "what the first stage showed (planning.planning_labels)")
         + f", 1,000 draws); then {args.units} file-A records are annotated exhaustively and every "
         "system is re-estimated jointly. Truth: the full FEBRL 4 truth (5,000 links). "
         f"Coverage of {conf:.0%} intervals over {reps} repetitions: binomial tolerance "

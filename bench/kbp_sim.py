@@ -144,6 +144,10 @@ def main() -> None:
                     "(planning.VARIANCE_BOUND)")
     ap.add_argument("--top-ups", type=int, default=None,
                     help="top-up stages after the second (planning.TOP_UPS)")
+    ap.add_argument("--sighted", action="store_true",
+                    help="size the second stage from the submission's own first-stage labels, "
+                    "the earlier rule (planning.BLIND_SECOND_STAGE = False; biased, "
+                    "tests/test_ondemand_nu_bias.py)")
     ap.add_argument("--turn-only", action="store_true",
                     help="run only the in-turn part and replace its section of --out")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out"
@@ -151,6 +155,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.sequential:
         planning.TWO_STAGE = False
+    if args.sighted:
+        planning.BLIND_SECOND_STAGE = False
     if args.stein_t:
         planning.STEIN_T = True
     if args.variance_bound is not None:
@@ -264,7 +270,11 @@ def main() -> None:
                      ", Stein's two-stage rule: a first stage fixed in advance from the target "
                      "and the novel share of its output, then a second stage, the least "
                      "draws from its own output, its novel part or its fill proposal under the "
-                     "planning variance calibrated on the first stage"
+                     + ("planning variance calibrated on the first stage"
+                        if not planning.BLIND_SECOND_STAGE else
+                        "planning variance with each pattern's rate fitted on the labels that "
+                        "existed before the submission, not on its own first stage's "
+                        "(planning.planning_labels)")
                      + (", planned for the half-width ε·z/t_ν (Stein's Student quantile, ν + 1 "
                         "the distinct labelled items of its output)" if planning.STEIN_T else "")
                      + (f" on the upper {1 - planning.VARIANCE_BOUND:.0%} confidence bound of "
@@ -274,7 +284,8 @@ def main() -> None:
                         "while the realised half-width is still wider" if planning.TOP_UPS
                         else "") + "; no stage is drawn once the ")
                   + "90% half-width is at most z·√(p(1−p)/500), p its true precision).", "",
-                  f"Precision labels needed for all 40 systems: mean {np.mean(labels):,.0f} "
+                  f"Precision labels needed for all 40 systems: median "
+                  f"{np.median(labels):,.0f}, mean {np.mean(labels):,.0f} "
                   f"(range {min(labels):,}–{max(labels):,}) against 20,000 for per-system "
                   f"sampling and the published ≈{PUBLISHED['labels']:,}; target ≤ 3,000. At the "
                   f"end, {np.mean(within):.2f} of the systems' joint precision half-widths are "

@@ -5,8 +5,9 @@ The planning variance is :func:`assay.core.mixture_variance.model_variance` unde
 with the labels Bernoulli at a rate per membership pattern (:func:`pattern_rates`) instead of
 the worst constant rate of an interval: where systems' outputs differ, the items few systems
 output are mostly false, and the constant-rate bound overstated a low-precision system's
-variance by up to 1.5×, so its first round overshot the width. In later rounds the model is
-calibrated to the realised variance (:func:`_calibrated`). Three sets compete for the new draws
+variance by up to 1.5×, so its first round overshot the width. In rounds that may read the
+submission's own labels (not the two-stage rule's second stage, :func:`next_draws`) the model
+is calibrated to the realised variance (:func:`_calibrated`). Three sets compete for the new draws
 of system t — its output (``own``), the part no earlier system output (``novel``), and a
 *fill* proposal that raises the least-sampled items of its output to one level
 (:func:`assay.ondemand.joint.fill_density`) — and the one expected to need the fewest new labels
@@ -35,17 +36,20 @@ TWO_STAGE = True
 STEIN_T = False
 VARIANCE_BOUND = 0.10
 TOP_UPS = 0
+BLIND_SECOND_STAGE = True
 KINDS = (OWN, NOVEL, FILL)
 
 
 def plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
          half_width: float, confidence: float, cap: int, minimum: int = 10,
-         normalised: bool = True, kinds: tuple[str, ...] = KINDS) -> tuple[int, str]:
+         normalised: bool = True, kinds: tuple[str, ...] = KINDS, least_drawn: int = 1,
+         calibrate: bool = True) -> tuple[int, str]:
     """:func:`_plan`'s draws, raised to what the variance floor of the estimate needs
     (:func:`region_draws`: the post-stratified variance over the output's regions,
-    :mod:`assay.ondemand.regions`), within ``cap``; ``kinds``: the sets allowed."""
+    :mod:`assay.ondemand.regions`), within ``cap``; ``kinds``: the sets allowed;
+    ``least_drawn`` and ``calibrate`` as in :func:`_plan`."""
     d, kind = _plan(uni, src, item, f, target, half_width, confidence, cap, minimum,
-                    normalised, kinds)
+                    normalised, kinds, least_drawn, calibrate)
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     low = min(d, cap)
     need = region_draws(uni, item, f, target, kind, half_width, z, low, cap)
@@ -91,14 +95,18 @@ def region_draws(uni: Universe, item: np.ndarray, f: np.ndarray, target: int, ki
 
 def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
           half_width: float, confidence: float, cap: int, minimum: int = 10,
-          normalised: bool = True, kinds: tuple[str, ...] = KINDS) -> tuple[int, str]:
+          normalised: bool = True, kinds: tuple[str, ...] = KINDS, least_drawn: int = 1,
+          calibrate: bool = True) -> tuple[int, str]:
     """How many new draws, and from which of system ``target``'s sets (own, novel or fill),
     bring its planning variance (module docstring) to ``half_width``, given every draw so
     far. A set not drawn from yet gets at least ``minimum`` draws (a set of two draws has a
     noisy variance); a top-up adds to a set already drawn from unless that set cannot reach
     the width. The rate interval (used when :data:`RATE_MODEL` is off): the system's current
     interval when it has draws; before, a 95% Wilson interval from the labelled items of its
-    output; (0, 1) when none is labelled."""
+    output; (0, 1) when none is labelled. ``least_drawn``: the fewest new draws asked of a set
+    already drawn from (0: the plan may answer that none is needed); ``calibrate``: scale
+    the model to the realised variance (:func:`_calibrated`; off when ``f`` holds planning
+    values instead of labels, :func:`planning_labels`)."""
     m = uni.m
     ok = ~np.isnan(f)
     n = np.bincount(src[ok], minlength=3 * m).astype(np.float64)
@@ -113,7 +121,7 @@ def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, targe
     rates = pattern_rates(uni, item[ok], f[ok], target) if RATE_MODEL else None
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     fresh = drawn(n, target, m) == 0
-    if rates is not None and not fresh:
+    if rates is not None and not fresh and calibrate:
         half_width = _calibrated(n, target, qp, tp, mult, rates, hw, half_width, z,
                                  normalised)
     unlabelled = np.ones(len(uni.memb))
@@ -131,7 +139,7 @@ def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, targe
             continue
         if not fresh and n[k] == 0 and kind != FILL:
             continue
-        least = min(minimum, cap) if n[k] == 0 else 1
+        least = min(minimum, cap) if n[k] == 0 else least_drawn
         try:
             if kind == FILL and n[k] == 0 and not (uni.fill is not None
                                                     and uni.fill[:, target].any()):
@@ -272,9 +280,26 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
     stage whose size is fixed before any of the submission's labels is seen
     (:func:`first_stage`: from the target, the confidence and a conservative variance, the
     Jeffreys interval of an all-true sample); round 1 draws the second stage, sized by
-    :func:`plan` from everything labelled after the first stage (none when the first stage's
-    variance already gives the width: Stein's N = max(n₀, ⌈z²s₀²/ε²⌉)); then the submission
-    stops, whatever its realised width. Two options, off by default and measured in
+    :func:`plan` (none when the plan says the first stage already gives the width: Stein's
+    N = max(n₀, ⌈z²s₀²/ε²⌉)); then the submission stops, whatever its realised width.
+
+    With :data:`BLIND_SECOND_STAGE` (the default) the second stage is sized without what the
+    submission's own first stage showed: from the labels that existed before the submission,
+    the membership patterns and where the first stage drew (:func:`planning_labels`; the
+    model's calibration to the realised variance, which would read the first stage's labels,
+    is off for it). Stein's rule sizes it from the first stage's variance s₀², which leaves the
+    pooled mean of n₀ + d draws unbiased only where s₀² is independent of the first stage's
+    mean (the normal); for a proportion s₀² = p̂(1 − p̂) moves with p̂, and with it the first
+    stage's weight n₀/(n₀ + d) in the estimate: ν̂ was biased +0.0097 (z +9.2) and precision
+    −0.0072 (z −5.3) over 300 worlds (tests/test_ondemand_nu_bias.py), and sized blind
+    −0.0013 (z −1.3) and −0.0006 (z −0.4). A size that depends on no label at all (a
+    variance bound) would be exactly the fixed-draws design; earlier labels still enter this
+    one, through the pattern rates shrunk over many patterns, a dependence the same test
+    finds no trace of. ``BLIND_SECOND_STAGE = False``: the second stage sized from every
+    label after the first stage, calibrated, and none drawn when the realised half-width
+    already meets the target (the earlier rule, kept for comparison).
+
+    Two options, off by default and measured in
     bench/out/kbp_sim_top_ups.md (40 KBP-like systems in turn, 10 campaigns): :data:`STEIN_T`
     plans the second stage with Student's t on the variance estimate's degrees of freedom and
     an upper bound of the variance (:func:`stein_factor`); :data:`TOP_UPS` adds up to that many
@@ -283,9 +308,9 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
     top-ups) 0.98 of the final half-widths met the target against 0.90 without, for 2,821
     labels against 2,573 (2 of 10 campaigns above 3,000); a top-up drawn only after a
     realised width above the target is a mild optional-stopping dependence (mean z of the
-    estimates −0.22 over 400 pairs with both options on), so the default stays the plain two-stage rule. Its own
-    second stage, sized from the first stage's labels, is what biases ν̂ slightly
-    (tests/test_ondemand_nu_bias.py). The number of draws never depends on the labels drawn after
+    estimates −0.22 over 400 pairs with both options on), so the default stays the plain
+    two-stage rule (both figures measured before :data:`BLIND_SECOND_STAGE`; the top-ups
+    still read every label). The number of draws never depends on the labels drawn after
     the decision, so stopping cannot select the repetitions whose early draws happened to be
     true (optional stopping: with the sequential rule, which stops as soon as the realised
     half-width is at most the target, a system of precision 0.94 on FEBRL stopped early with
@@ -307,17 +332,66 @@ def next_draws(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, 
                                        share=1.0), room), FILL
             return min(first_stage(uni, target, half_width, confidence, minimum), room), \
                 (NOVEL if target > 0 and uni.novel()[:, target].any() else OWN)
-        _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
-        if hw <= half_width:
-            return 0, OWN
+        blind = TWO_STAGE and rounds == 1 and BLIND_SECOND_STAGE
+        if blind:                   # sized without the submission's own labels
+            g = planning_labels(uni, src, item, f, target)
+        else:
+            _, hw = precision_half_width(uni, src, item, f, target, confidence, normalised)
+            if hw <= half_width:
+                return 0, OWN
+            g = f
         aim = half_width
         if TWO_STAGE and STEIN_T:
             aim = half_width * stein_factor(uni, item, f, target, confidence)
-        d, kind = plan(uni, src, item, f, target, aim, confidence, room, minimum,
-                       normalised, kinds)
+        d, kind = plan(uni, src, item, g, target, aim, confidence, room, minimum,
+                       normalised, kinds, least_drawn=0 if blind else 1,
+                       calibrate=not blind)
+        if d == 0:
+            return 0, OWN
         if TWO_STAGE and rounds >= 2 and d >= room:   # a top-up that cannot reach the width
             return 0, OWN                              # within the room is not drawn
     return max(2, min(d, room)) if room >= 2 else room, kind
+
+
+def planning_labels(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray,
+                    target: int) -> np.ndarray:
+    """``f`` as the second stage of system ``target``'s submission is planned on: the labels
+    that existed before the submission (every item labelled by another system's draws) as
+    they are; each label the submission itself paid for replaced by its pattern's planning
+    rate (:func:`pattern_rates`) fitted on the labels from before. The draws, their items and
+    their count stay: where the first stage drew is fixed before its labels are seen.
+
+    Why (tests/test_ondemand_nu_bias.py): a second stage sized from the first stage's own
+    labels makes the stage sizes, and so the weight the estimate gives the first stage,
+    depend on what the first stage showed. For a precision below ½ a first stage showing fewer
+    true items shows a smaller p(1 − p), gets fewer second-stage draws and keeps more weight:
+    ν̂ was biased +0.0097 (z +9.2), precision −0.0072 (z −5.3) over 300 worlds. A mean over
+    n₀ + d draws is unbiased when d is independent of the first n₀ draws' values: Stein
+    1945's pooled mean is, because for the normal x̄ and s² are independent; for a proportion
+    they are not (the pooled proportion after a design whose second stage depends on the
+    first is biased; Jung & Kim 2004, Statist. Med. 23: 881–896). The membership patterns
+    and the positions of the first-stage draws are independent of their labels, so sizing on
+    them and on earlier labels keeps the first stage's mean out of d.
+
+    >>> uni = Universe(np.array([[1, 0], [1, 1], [0, 1]], dtype=bool))
+    >>> src, item = np.array([0, 0, 1]), np.array([0, 1, 2])
+    >>> planning_labels(uni, src, item, np.array([0.0, 1.0, 0.0]), 1).round(2).tolist()
+    [0.0, 1.0, 0.25]
+    """
+    f = np.asarray(f, dtype=np.float64)
+    ok = ~np.isnan(f)
+    mine = (np.asarray(src) % uni.m) == target
+    before = ok & ~mine
+    known = np.zeros(len(uni.memb), dtype=bool)
+    known[item[before]] = True
+    hidden = ok & mine & ~known[item]
+    if not hidden.any():
+        return f
+    _, _, _, inv, _ = uni.groups()
+    rate = pattern_rates(uni, item[before], f[before], target)[inv]
+    out = f.copy()
+    out[hidden] = rate[item[hidden]]
+    return out
 
 
 def stein_factor(uni: Universe, item: np.ndarray, f: np.ndarray, target: int,
@@ -397,7 +471,7 @@ def _wilson(k: float, n: float, z: float = 1.96) -> tuple[float, float]:
     return max(mid - half, 0.0), min(mid + half, 1.0)
 
 
-__all__ = ["CALIBRATION", "FILL_PLAN", "OPTIMAL_PLAN", "RATE_MODEL", "STEIN_T", "TOP_UPS",
+__all__ = ["BLIND_SECOND_STAGE", "CALIBRATION", "FILL_PLAN", "OPTIMAL_PLAN", "RATE_MODEL", "STEIN_T", "TOP_UPS",
            "TWO_STAGE", "VARIANCE_BOUND", "first_stage", "stein_factor",
            "new_fill", "next_draws",
-           "pattern_rates", "plan", "single_thread"]
+           "pattern_rates", "plan", "planning_labels", "single_thread"]
