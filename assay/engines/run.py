@@ -134,7 +134,7 @@ def engine_estimates(design: Design, draws: list[Draw], labels: list[int],
                           pool_size=pool_size, positives=positives)
 
 
-def evaluate_on_engine(engine: Engine, labels: Any, design: str = "stratified",
+def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                        budget: int = 1000, seed: int = 0, confidence: float = 0.95,
                        store: Any = None, dataset: str | None = None,
                        annotator: str = "gold", options: dict[str, Any] | None = None,

@@ -57,6 +57,7 @@ class AllocationName(str, Enum):
 class EngineName(str, Enum):
     memory = "memory"
     duckdb = "duckdb"
+    spark = "spark"
 
 
 class OnConflict(str, Enum):
@@ -244,8 +245,12 @@ def evaluate(
     engine: Optional[EngineName] = typer.Option(None, help="Where the pool is read: 'duckdb' "
                                                 "reads Parquet (a file, a glob, or "
                                                 "FILE.duckdb:TABLE) where it lies, with bounded "
-                                                "memory (stratified, importance, passive); default "
-                                                "duckdb for a glob or a table, else memory.",
+                                                "memory (auto, stratified, importance, passive; "
+                                                "default auto); 'spark' reads a Parquet file, "
+                                                "glob or folder in a local Spark session "
+                                                "started for the run (pyspark and Java 17+); "
+                                                "default duckdb for a glob or a table, else "
+                                                "memory.",
                                                 show_default=False),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
     dataset: Any, id_col: Any,
@@ -265,15 +270,16 @@ def evaluate(
             raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
     _check_run(seed, json_out, report)
     spec = str(pool)
-    if engine == EngineName.duckdb or engine is None and (
+    if engine in (EngineName.duckdb, EngineName.spark) or engine is None and (
             any(ch in spec for ch in "*?[") or ".duckdb:" in spec or ".db:" in spec):
+        name = (engine or EngineName.duckdb).value
         if fpr or fnr or votes > 1:
-            raise AssayInputError("--engine duckdb", "--fpr/--fnr/--votes are not available "
+            raise AssayInputError(f"--engine {name}", "--fpr/--fnr/--votes are not available "
                                   "on an engine yet", expected="a gold file alone")
-        _run_engine(spec, str(labels), _design(design) or "stratified", budget, seed,
+        _run_engine(spec, str(labels), _design(design) or "auto", budget, seed,
                     confidence, store, json_out, report, dataset, annotator or "gold",
                     _options(strata.value, n_strata, allocation.value, epsilon, replace),
-                    id_col or None)
+                    id_col or None, name)
         return
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
@@ -287,20 +293,25 @@ def evaluate(
 def _run_engine(spec: str, labels: str, design: str, budget: int, seed: int,
                 confidence: float, store: str, json_out: Optional[Path], report: Optional[Path],
                 dataset: str | None, annotator: str, options: dict[str, Any],
-                id_cols: list[str] | None) -> None:
-    """``evaluate`` on the DuckDB engine (assay.engines.run): bars for the long passes and the
-    labels, then the same outputs and table as :func:`_run`."""
+                id_cols: list[str] | None, engine: str = "duckdb") -> None:
+    """``evaluate`` on the DuckDB engine, or on Spark in a local session started for the run
+    (assay.engines.run, assay.engines.spark_local): bars for the long passes and the labels,
+    then the same outputs and table as :func:`_run`."""
+    from contextlib import nullcontext
     from assay.engines.duck import open_pool
     from assay.engines.progress import PassBars
     from assay.engines.run import evaluate_on_engine
+    from assay.engines.spark_local import spark_pool
     from assay.interfaces.report import write_report
     show = err.is_terminal or "ASSAY_PROGRESS" in os.environ
-    eng = open_pool(spec, id_cols)
-    prog, update = _progress_runner(budget)
-    eng.progress = PassBars(err, enabled=show, progress=prog)
-    with prog:
-        result = evaluate_on_engine(eng, labels, design, budget, seed, confidence, store,
-                                    dataset, annotator, options, progress=update)
+    opened = spark_pool(spec, id_cols) if engine == "spark" else nullcontext(
+        open_pool(spec, id_cols))
+    with opened as eng:
+        prog, update = _progress_runner(budget)
+        eng.progress = PassBars(err, enabled=show, progress=prog)
+        with prog:
+            result = evaluate_on_engine(eng, labels, design, budget, seed, confidence, store,
+                                        dataset, annotator, options, progress=update)
     if json_out is not None:
         write_text(json_out, json.dumps(result.to_dict(), indent=2) + "\n", "--json")
     if report is not None:

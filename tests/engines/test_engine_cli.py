@@ -71,3 +71,47 @@ def test_engine_errors_are_one_line(files):
     res = runner.invoke(app, ["evaluate", str(tmp / "part-*.parquet"), "--labels",
                               str(tmp / "pool.parquet")])
     assert res.exit_code == 2 and "missing column 'label'" in res.output
+
+
+def test_spark_missing_is_one_line(files, monkeypatch):
+    """--engine spark without pyspark, or without Java: one line naming what to install,
+    exit code 2, no session started."""
+    import sys
+
+    import assay.engines.spark_local as sl
+    tmp, _, _ = files
+    args = ["evaluate", str(tmp / "pool.parquet"), "--labels", str(tmp / "gold.csv"),
+            "--engine", "spark", "--budget", "50"]
+    monkeypatch.setattr(sl, "active_session", lambda: None)
+    monkeypatch.setattr(sl, "missing_java", lambda env=None: "Java was not found (no java on "
+                                                             "PATH, JAVA_HOME unset)")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "Java was not found" in res.output, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) <= 2
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)       # import fails
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "pyspark is not installed" in res.output, res.output
+    assert "Traceback" not in res.output
+
+
+@pytest.mark.slow
+def test_evaluate_on_spark_matches_duckdb(files, spark):
+    """``--engine spark`` on a Parquet file and on a glob (in the test session, which the run
+    leaves running): the estimates and manifest of ``--engine duckdb``, design auto by
+    default."""
+    tmp, pool, _ = files
+    docs = {}
+    for name, spec in (("duckdb", tmp / "pool.parquet"), ("spark", tmp / "pool.parquet"),
+                       ("spark-glob", tmp / "part-*.parquet")):
+        out = tmp / f"{name}.json"
+        res = runner.invoke(app, ["evaluate", str(spec), "--labels", str(tmp / "gold.csv"),
+                                  "--engine", name.split("-")[0], "--budget", "200",
+                                  "--seed", "4", "--json", str(out)])
+        assert res.exit_code == 0, res.output
+        docs[name] = json.loads(out.read_text())
+    for name in ("spark", "spark-glob"):
+        assert docs[name]["design"] == "auto"
+        assert docs[name]["estimates"] == docs["duckdb"]["estimates"]
+        assert docs[name]["manifest"]["sizes"] == docs["duckdb"]["manifest"]["sizes"]
+        assert RunManifest.from_dict(docs[name]["manifest"]).verify(MemoryEngine(pool)) == []
+    assert spark.sparkContext._jsc is not None          # the shared session still runs

@@ -140,7 +140,7 @@ def test_answers_do_not_depend_on_ansi_mode(spark, ansi, tmp_path):
 
 
 @pytest.mark.parametrize("design,kind", [("stratified", "int"), ("stratified", "pair"),
-                                         ("importance", "int")])
+                                         ("importance", "int"), ("auto", "pair")])
 def test_design_on_spark_draws_as_on_duckdb(spark, tmp_path, design, kind):
     """A run end to end (evaluate_on_engine) on Spark and on DuckDB, same seed: the same
     items, draws, labels, estimates and manifest; each manifest verifies on the other engine."""
