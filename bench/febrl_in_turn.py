@@ -5,8 +5,10 @@ The systems arrive in the order of ``systems.parquet`` (logistic regression firs
 Each new system gets only the labels it still needs: the campaign's own rule
 (:func:`assay.ondemand.planning.next_draws`, Stein's two-stage rule: a first stage fixed in
 advance, then the least number of draws, from its output or from the part no earlier system
-output, that brings the planning variance of its precision to ``--half-width`` given every label
-so far, within ``--submission-cap`` draws; ``--sequential``: the earlier rule), run
+output, that brings the planning variance of its precision to ``--half-width`` given the labels
+from before the submission and where its first stage drew, within ``--submission-cap`` draws;
+``--sighted``: sized from every label so far, the first stage's included; ``--sequential``: the
+earlier rule), run
 by :func:`assay.ondemand.simulate.in_turn`, the store-free driver that calls the same planning
 and estimation functions with the same seeded generators as
 :class:`assay.ondemand.OnDemandCampaign` (``--campaign-reps`` repetitions are also run through

@@ -9,13 +9,15 @@ serves every system that output it). Submissions arrive one at a time; :meth:`su
    label store first, so concurrent processes never ask one item twice);
 3. draws in two stages (Stein's two-stage rule, :func:`assay.ondemand.planning.next_draws`): a
    first stage whose size is fixed before any of the system's labels (from the target width and
-   the part of its output no earlier system output), labelled as in 2; then, from *every*
-   labelled draw (mixture importance sampling, :mod:`assay.ondemand.joint`), the system's
-   precision interval, and if wider than the target half-width one second stage: the least
-   number of new draws — from the system's output, from the part of it no earlier system
-   output, or from a fill proposal that raises its least-sampled items to one level, whichever
-   needs fewest new labels — that brings the planning variance to the target
-   (:mod:`assay.ondemand.planning`), within the per-submission and campaign caps; each stage's
+   the part of its output no earlier system output), labelled as in 2; then one second stage,
+   sized from the labels that existed before the submission and from where the first stage
+   drew, never from what the first stage's labels showed (that made the stage sizes depend on
+   the first stage's mean and biased the estimates, :func:`assay.ondemand.planning.
+   planning_labels`): the least number of new draws — from the system's output, from the part
+   of it no earlier system output, or from a fill proposal that raises its least-sampled items
+   to one level, whichever needs fewest new labels — that brings the planning variance to the
+   target (:mod:`assay.ondemand.planning`; none when the first stage already does), within the
+   per-submission and campaign caps; each stage's
    draws are stored in one transaction. The submission then stops: it never samples on until
    its realised width happens to be met (optional stopping biased early-stopping systems).
 
