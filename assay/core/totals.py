@@ -10,8 +10,11 @@ one call then gives m totals and m variances.
 * :class:`StratifiedSample` — stratified expansion of simple random samples without
   replacement: Ŷ = Σ_h N_h ȳ_h, Var̂(Ŷ) = Σ_h N_h² (1 − n_h/N_h) s_h² / n_h (Cochran 1977,
   eq. 5.6). A stratum not yet sampled contributes nothing; one with one draw no variance.
+* :class:`DistinctStratifiedSample` — draws with replacement made uniformly within strata
+  (OASIS): the stratified expansion of their distinct items; a repeat draw adds nothing.
 * :func:`sample_of` — the estimation view of a run's :class:`~assay.core.types.Draws`: which
-  of the two follows from the draws' ``kind`` alone, not from the design that made them.
+  of these follows from the draws' ``kind`` and whether stratum sizes come with them, not from
+  the design that made them.
 
 >>> import numpy as np
 >>> s = StratifiedSample(stratum=np.array([0, 0, 1, 1]), sizes=np.array([10, 20]))
@@ -98,6 +101,45 @@ class StratifiedSample(Sample):
         return _out(total, var, vector)
 
 
+@dataclass(frozen=True)
+class DistinctStratifiedSample(StratifiedSample):
+    """Draws with replacement, each a stratum then an item uniformly within it (OASIS), seen as
+    the stratified sample of their distinct items (Cochran 1977, eq. 5.6, with the
+    finite-population correction).
+
+    Within a stratum every draw is uniform and independent of the past, so the distinct items
+    a stratum's draws reach, given their number n_h, are a simple random sample without
+    replacement of it (Doob's optional skipping: a predictable choice of when to draw from a
+    stratum leaves its sequence of items i.i.d. uniform), provided the number of a stratum's
+    draws does not depend on its own labels: the design sees to that (OASIS's ``cross_fit``).
+    How often an item was drawn again says nothing more about the pool. ``stratum`` holds each
+    draw's stratum, with every repeat of an item moved to an extra last stratum of size 0 that
+    no formula counts: build it with :meth:`of`.
+
+    >>> s = DistinctStratifiedSample.of(np.array([3, 3, 5, 7]), np.array([0, 0, 0, 1]),
+    ...                                 np.array([4, 2]))
+    >>> s.counts().tolist(), s.total(np.array([1.0, 1.0, 0.0, 1.0]))[0]
+    ([2, 1, 0], 4.0)
+    """
+
+    @classmethod
+    def of(cls, item: np.ndarray, stratum: np.ndarray, sizes: np.ndarray
+           ) -> "DistinctStratifiedSample":
+        """The view of draws of ``item`` from ``stratum`` (strata of ``sizes``)."""
+        item = np.asarray(item)
+        first = np.zeros(item.shape[0], dtype=bool)
+        first[np.unique(item, return_index=True)[1]] = True
+        sizes = np.asarray(sizes, dtype=np.int64)
+        return cls(stratum=np.where(first, np.asarray(stratum, dtype=np.int64), sizes.shape[0]),
+                   sizes=np.append(sizes, 0))
+
+    def counts(self) -> np.ndarray:
+        """n_h: distinct items per stratum (0 for the repeats' stratum)."""
+        n_h = np.bincount(self.stratum, minlength=self.sizes.shape[0])
+        n_h[-1] = 0
+        return n_h
+
+
 def _div(a: Any, b: Any) -> np.ndarray:
     a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
     out = np.zeros(a.shape)
@@ -147,7 +189,10 @@ def two_phase_total(sizes: np.ndarray, first: np.ndarray, weight: np.ndarray,
 
 def sample_of(draws: Draws, sizes: np.ndarray | None = None) -> Sample:
     """The estimation view of ``draws``: Hansen–Hurwitz for selection probabilities,
-    stratified expansion (strata of ``sizes``) for inclusion probabilities.
+    stratified expansion (strata of ``sizes``) for inclusion probabilities; selection draws
+    that come with stratum sizes (made uniformly within those strata, with each stratum's count
+    free of its own labels: OASIS with ``cross_fit``) are the stratified sample of their
+    distinct items (:class:`DistinctStratifiedSample`).
 
     >>> import numpy as np
     >>> d = Draws.from_records([(0, 0.5, 0), (3, 0.5, 0)], kind=Kind.INCLUSION)
@@ -155,6 +200,8 @@ def sample_of(draws: Draws, sizes: np.ndarray | None = None) -> Sample:
     (2.0, 2.0)
     """
     if draws.kind == Kind.SELECTION:
+        if sizes is not None:
+            return DistinctStratifiedSample.of(draws.item, draws.stratum, sizes)
         return WithReplacementSample(q=draws.probability)
     if sizes is None:
         raise ValueError("inclusion-probability draws need the stratum sizes")
@@ -183,5 +230,5 @@ def unseen_positive_bound(sample: StratifiedSample, labels: np.ndarray,
             "unseen_positive_bound": bound}
 
 
-__all__ = ["Sample", "StratifiedSample", "WithReplacementSample", "sample_of", "two_phase_total",
+__all__ = ["DistinctStratifiedSample", "Sample", "StratifiedSample", "WithReplacementSample", "sample_of", "two_phase_total",
            "unseen_positive_bound"]
