@@ -62,20 +62,25 @@ def truth(pool: Path, gold: Path) -> dict[str, float]:
 
 
 def run(cmd: list[str]) -> tuple[float, float, float, int]:
-    """(wall s, user s, system s, peak RSS bytes) of a child process. The peak is the child's
+    """(wall s, user s, system s, peak RSS bytes) of a child process (user s with the CPU of
+    its own children as last sampled: Spark's JVM). The peak is the child's
     resident set sampled every 20 ms (psutil): Linux's ``ru_maxrss`` of a child carries the
     parent's high-water mark across fork + exec, and this parent has run DuckDB queries."""
     env = {**os.environ, "ASSAY_PROGRESS": "1"}
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
-    peak, stop = [0], threading.Event()
+    peak, kid_cpu, stop = [0], {}, threading.Event()
 
     def sample() -> None:
         p = psutil.Process(proc.pid)
         while not stop.wait(0.02):
             try:
-                kids = sum(c.memory_info().rss for c in p.children(recursive=True))
-                peak[0] = max(peak[0], p.memory_info().rss + kids)   # Spark: the JVM too
+                kids = p.children(recursive=True)
+                rss = p.memory_info().rss + sum(c.memory_info().rss for c in kids)
+                peak[0] = max(peak[0], rss)                         # Spark: the JVM too
+                for c in kids:          # a grandchild's CPU (the JVM, never reaped by the
+                    t = c.cpu_times()   # child) is missing from wait4's: last seen here
+                    kid_cpu[c.pid] = t.user + t.system
             except psutil.Error:
                 return
 
@@ -87,7 +92,7 @@ def run(cmd: list[str]) -> tuple[float, float, float, int]:
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed ({status}): {' '.join(cmd)}")
-    return wall, ru.ru_utime, ru.ru_stime, peak[0]
+    return wall, ru.ru_utime + sum(kid_cpu.values()), ru.ru_stime, peak[0]
 
 
 def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int,
@@ -102,10 +107,10 @@ def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int,
     from assay.engines.run import GoldLabels, engine_design
     eng, stop = _engine(engine, pool)
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         des = engine_design(eng, settings_from_options(design, None), budget, seed)
         first = des.draw()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         src, labels, spent = GoldLabels(str(gold), ["id"]), {}, [0.0]
 
         def label(i: int) -> int:
@@ -130,6 +135,7 @@ def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int,
     finally:
         stop()
     return (f"| {pool.stat().st_size / 2**30:.2f} GiB | {engine} | {design} | {t1 - t0:.1f} | "
+            f"{c1 - c0:.1f} | "
             f"{spent[0]:.1f} | {1e6 * (t3 - t2 - spent[0]) / max(n - 1, 1):.0f} | "
             f"{des.sampler.passes} | {getattr(des, 'rank_passes', 0)} |")
 
@@ -215,9 +221,9 @@ def main() -> None:
               "item = `draw()`, its store key and `update`, amortised over the other draws "
               "(an adaptive design's later batches and their passes included). Load before: "
               f"{os.getloadavg()[0]:.1f}.", "",
-              "| pool | engine | design | set-up s | gold s | next item µs | prefix passes | "
-              "rank passes |",
-              "|---|---|---|---:|---:|---:|---:|---:|"]
+              "| pool | engine | design | set-up s | set-up CPU s (this process's threads; "
+              "not the JVM's) | gold s | next item µs | prefix passes | rank passes |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for rows in args.rows:
         pool, gold = Path(f"/tmp/assay_pool_{rows}.parquet"), Path(f"/tmp/assay_gold_{rows}.parquet")
         for design in args.designs:

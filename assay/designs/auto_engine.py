@@ -23,9 +23,10 @@ arrays:
   (:meth:`EngineAutoDesign.pending_rows`) are ranked and labelled.
 * **The ranks.** The calibration is fitted to (rank, label): the rank of each planned item is
   computed locally where its whole stratum has been fetched (the census, small strata), else
-  by :meth:`~assay.engines.base.Engine.ranks_of` — of every item of the first prefix at once
-  on an engine that ranks many keys in one pass (``bulk_ranks``: memory, DuckDB), so later
-  batches make no pass at all; else once per batch (Spark).
+  by :meth:`~assay.engines.base.Engine.counts_through` — of every item of the first prefix at
+  once, in the same pass as the grid's counts, on an engine that counts through many keys in
+  one pass (``bulk_ranks``: memory, DuckDB, Spark), so later batches make no pass at all;
+  else once per batch.
 
 In memory, ``auto`` draws within a stratum with the Generator (:class:`SparseShuffle`) and
 ranks tied scores in pool order; here the draws follow the hash and ties are ranked by the

@@ -33,7 +33,7 @@ from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, Seg
 from assay.engines.hashing import FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64
 from assay.engines.spark_sql import (SIGN, codes_of, dbl, first_filter, key_expr, lit, ordered,
                                      quote, stratum_expr, with_hash)
-from assay.engines.spark_sums import SparkPriorSums
+from assay.engines.spark_sums import SparkBinRanks, SparkPriorSums
 from assay.engines.validate import fingerprint_of, pick_id_columns
 from assay.errors import AssayInputError
 
@@ -60,7 +60,7 @@ def _words(values: Any) -> np.ndarray:
     return np.asarray(list(values), dtype=np.int64).view(np.uint64)
 
 
-class SparkEngine(SparkPriorSums, Engine):
+class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
     """A pool on Spark. ``spark``: the user's ``SparkSession`` (used as it is). ``source``: a
     Spark DataFrame, a Parquet path or glob (``*.parquet``; ``s3a://…`` and other URLs are
     passed to Spark unchecked), or a table or view name of the session's catalog.

@@ -150,6 +150,20 @@ def test_design_on_spark_draws_as_on_duckdb(spark, tmp_path, design, kind):
     _same_runs(eng, duck, df, gold, design, 300, seed=11)
 
 
+@pytest.mark.parametrize("kind", ["int", "pair"])
+def test_counts_through_agree(spark, tmp_path, kind):
+    """Spark's one-pass counts through many keys (a broadcast join on score bins) and ranks:
+    the memory engine's, heavy ties included."""
+    df = _generated(kind, 3000, seed=3).drop(columns=["label"])
+    df.to_parquet(tmp_path / "p.parquet")
+    mem, eng = MemoryEngine(df), SparkEngine(spark, str(tmp_path / "p.parquet"))
+    r = np.random.default_rng(5).choice(len(df), 400, replace=False)
+    keys = mem.keys_at_ranks(r)
+    got, want = eng.counts_through(keys), mem.counts_through(keys)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert np.array_equal(eng.ranks_of(keys), r)
+
+
 def test_sources_and_bad_input(spark, tmp_path):
     df = pd.DataFrame({"id": np.arange(50, dtype=np.int64), "score": np.linspace(0, 1, 50),
                        "prediction": (np.arange(50) % 2).astype(np.int8)})
