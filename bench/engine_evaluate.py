@@ -75,14 +75,17 @@ def run(cmd: list[str]) -> tuple[float, float, float, int]:
         p = psutil.Process(proc.pid)
         while not stop.wait(0.02):
             try:
-                kids = p.children(recursive=True)
-                rss = p.memory_info().rss + sum(c.memory_info().rss for c in kids)
-                peak[0] = max(peak[0], rss)                         # Spark: the JVM too
-                for c in kids:          # a grandchild's CPU (the JVM, never reaped by the
-                    t = c.cpu_times()   # child) is missing from wait4's: last seen here
-                    kid_cpu[c.pid] = t.user + t.system
+                rss, kids = p.memory_info().rss, p.children(recursive=True)
             except psutil.Error:
                 return
+            for c in kids:              # Spark: the JVM too (a child gone meanwhile: skipped)
+                try:
+                    rss += c.memory_info().rss
+                    t = c.cpu_times()   # the JVM's CPU, never reaped by the child, is missing
+                    kid_cpu[c.pid] = t.user + t.system     # from wait4's: last seen here
+                except psutil.Error:
+                    continue
+            peak[0] = max(peak[0], rss)
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
