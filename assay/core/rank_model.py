@@ -119,11 +119,15 @@ class RankedStrata:
         w = np.exp(aic - aic.max())
         return [(c, float(x / w.sum())) for c, x in zip(fits, w)]
 
+    def predictions_at(self, positions: np.ndarray) -> np.ndarray:
+        """The predictions (int64) of the items at 0-based ranks ``positions``."""
+        return self.predictions[self.strata.order[positions]].astype(np.int64)
+
     def counts(self, seen: dict[int, int]) -> StratumCounts:
         """Labelled counts per stratum and cell (predicted positive / negative)."""
         pos = np.fromiter(seen.keys(), np.int64, len(seen))
         lab = np.fromiter(seen.values(), np.int64, len(seen))
-        pred = self.predictions[self.strata.order[pos]].astype(np.int64)
+        pred = self.predictions_at(pos)
         h = self.strata.stratum_of(pos)
         k = self.strata.count
         return StratumCounts(bounds=self.strata.bounds, pp=self.pp,

@@ -53,7 +53,6 @@ from typing import Any
 import numpy as np
 
 from assay.core.calibration import RankGrid
-from assay.core.predictive import StratumCounts
 from assay.core.rank_model import RankedStrata
 from assay.core.strata import Strata, geometric_bounds
 from assay.core.types import Draw, Kind
@@ -131,17 +130,8 @@ class EngineRankedStrata(RankedStrata):
 
     pred_at: dict[int, int] = field(default_factory=dict)
 
-    def counts(self, seen: dict[int, int]) -> StratumCounts:
-        pos = np.fromiter(seen.keys(), np.int64, len(seen))
-        lab = np.fromiter(seen.values(), np.int64, len(seen))
-        pred = np.fromiter((self.pred_at[int(p)] for p in pos), np.int64, len(seen))
-        h = self.strata.stratum_of(pos)
-        k = self.strata.count
-        return StratumCounts(bounds=self.strata.bounds, pp=self.pp,
-                             lab1=np.bincount(h, weights=pred, minlength=k),
-                             lab0=np.bincount(h, weights=1 - pred, minlength=k),
-                             tp=np.bincount(h, weights=lab * pred, minlength=k),
-                             fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+    def predictions_at(self, positions: np.ndarray) -> np.ndarray:
+        return np.fromiter((self.pred_at[int(p)] for p in positions), np.int64, len(positions))
 
 
 class EngineAutoDesign(AutoDesign):

@@ -4,15 +4,18 @@ fine score bins (what ``auto`` asks for its rank calibration). Mixins of
 :class:`assay.engines.duck.DuckDBEngine`."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from assay.engines.base import OrderKeys
+from assay.engines.binned import BinnedCounts
 from assay.engines.hashing import ORDER_SEED, hash_sql, quote
 from assay.errors import AssayInputError
 
 
-class BinRanks:
+class BinRanks(BinnedCounts):
     """``counts_through`` and ``ranks_of`` in one pass whatever the number of keys (needs the
     engine's ``_sql``, ``_fine_bins``, ``_base``, ``con``, ``describe``).
 
@@ -21,25 +24,9 @@ class BinRanks:
     score and a tie hash not larger — counted by joining the pool with the keys on the bin, so
     each row meets only the keys of its own bin. An item's rank is that count − 1."""
 
-    bulk_ranks = True
-
-    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
-        return self.counts_through(keys)[0] - 1
-
-    def counts_through(self, keys: OrderKeys) -> tuple[np.ndarray, np.ndarray]:
-        info = self.describe()
+    def _bin_counts(self, keys: OrderKeys, info: Any) -> tuple[list, list]:
         n = len(keys)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        if info.score_min == info.score_max:
-            return super().counts_through(keys)     # type: ignore[misc]
         rows, params, b = self._fine_bins()
-        bins = np.array([r[0] for r in rows], dtype=np.int64)
-        order = np.argsort(-bins)                   # highest scores first
-        counts = np.array([r[1] for r in rows], dtype=np.int64)[order]
-        pos = np.array([int(r[2] or 0) for r in rows], dtype=np.int64)[order]
-        above = dict(zip(bins[order].tolist(), zip((np.cumsum(counts) - counts).tolist(),
-                                                   (np.cumsum(pos) - pos).tolist())))
         want = pd.DataFrame({"__w": np.arange(n, dtype=np.int64),
                              "__ks": np.asarray(keys.score, dtype=np.float64),
                              "__kt": np.asarray(keys.tie, dtype=np.uint64)})
@@ -57,15 +44,7 @@ class BinRanks:
                 f"ON p.__b = k.__kb) GROUP BY __w, __kb", params, what="ranks").fetchall()
         finally:
             self.con.unregister(name)
-        items = np.full(n, -1, dtype=np.int64)
-        npos = np.zeros(n, dtype=np.int64)
-        for w, kb, c, pp in got:
-            a_n, a_p = above.get(int(kb), (0, 0))
-            items[int(w)], npos[int(w)] = a_n + int(c), a_p + int(pp or 0)
-        if (items < 0).any():
-            raise AssayInputError(self.source, "a key to count through lies in no score bin "
-                                  "of the pool", expected="keys within the pool's score range")
-        return items, npos
+        return rows, got
 
 
 class PriorSums:

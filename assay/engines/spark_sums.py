@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from assay.engines.base import OrderKeys
+from assay.engines.binned import BinnedCounts
 from assay.engines.hashing import ORDER_SEED
 from assay.engines.spark_sql import dbl, ordered, quote, signed, with_hash
 from assay.errors import AssayInputError
@@ -17,37 +18,21 @@ from assay.errors import AssayInputError
 BINS = 1 << 16
 
 
-class SparkBinRanks:
+class SparkBinRanks(BinnedCounts):
     """``counts_through`` and ``ranks_of`` in one pass whatever the number of keys, as
     :class:`assay.engines.duck_sums.BinRanks`: the pool joined with the keys (broadcast) on
     65,536 equal score bins, the bins above a key's from their kept counts (needs the engine's
     ``spark``, ``_base``, ``_collect``, ``describe``)."""
 
-    bulk_ranks = True
     _fine: list | None = None
 
-    def ranks_of(self, keys: OrderKeys) -> np.ndarray:
-        return self.counts_through(keys)[0] - 1
-
-    def counts_through(self, keys: OrderKeys) -> tuple[np.ndarray, np.ndarray]:
+    def _bin_counts(self, keys: OrderKeys, info: Any) -> tuple[list, list]:
         from pyspark.sql import functions as F
-        info = self.describe()
-        n = len(keys)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        if info.score_min == info.score_max:
-            return super().counts_through(keys)     # type: ignore[misc]
         lo, sc = float(info.score_min), float(BINS / (info.score_max - info.score_min))
         b = f"least(CAST(floor((__s - {dbl(lo)}) * {dbl(sc)}) AS BIGINT), {BINS - 1}L)"
         if self._fine is None:      # the same for any keys: one pass per engine (kept)
             self._fine = self._collect(self._base.withColumn("__b", F.expr(b)).groupBy("__b")
                                        .agg(F.count(F.lit(1)), F.sum("__p")), "fine bins")
-        rows = sorted(((int(x[0]), int(x[1]), int(x[2] or 0)) for x in self._fine),
-                      reverse=True)                 # highest scores first
-        above, c_n, c_p = {}, 0, 0
-        for bb, c, pp in rows:
-            above[bb] = (c_n, c_p)
-            c_n, c_p = c_n + c, c_p + pp
         want = self.spark.createDataFrame(
             [(i, float(s_), signed(int(t))) for i, (s_, t) in enumerate(zip(keys.score,
                                                                             keys.tie))],
@@ -60,15 +45,7 @@ class SparkBinRanks:
                 f"{ordered('__kt')} THEN 1 ELSE 0 END")
         got = self._collect(joined.withColumn("__f", F.expr(flag)).groupBy("__w", "__kb").agg(
             F.sum("__f"), F.sum(F.col("__f") * F.col("__p"))), "ranks")
-        items = np.full(n, -1, dtype=np.int64)
-        npos = np.zeros(n, dtype=np.int64)
-        for w, kb, c, pp in got:
-            a_n, a_p = above.get(int(kb), (0, 0))
-            items[int(w)], npos[int(w)] = a_n + int(c), a_p + int(pp or 0)
-        if (items < 0).any():
-            raise AssayInputError(self.source, "a key to count through lies in no score bin "
-                                  "of the pool", expected="keys within the pool's score range")
-        return items, npos
+        return list(self._fine), got
 
 
 class SparkPriorSums:
