@@ -109,5 +109,12 @@ def test_in_turn_entity_sampling_fast():
 
 @pytest.mark.slow
 def test_in_turn_entity_sampling_unbiased_and_covers():
-    reps = 200
+    """400 repetitions (seeds 1000–1399). With 200 (seeds 1000–1199) and the blind second
+    stage (planning.BLIND_SECOND_STAGE, session 9) the first system's instance-level precision
+    was −3.01 SE off (the 3 SE check failed by a hair); with 400, −2.14 (instance) and −2.26
+    (entity); on seeds 5000–5399 +0.01 and −1.11; the old rule (second stage sized from the
+    system's own labels) gave +3.23 SE there. The first system's z is negative on both seed
+    sets: a small bias of the blind rule under entity sampling is not ruled out (issue 12's
+    note)."""
+    reps = 400
     _check(reps, *_reps(reps, seed=1000), Z90 * math.sqrt(0.09 / reps))
