@@ -100,8 +100,8 @@ class RankedStrata:
         decay may steepen (:func:`assay.core.calibration.fit_hinge_calibration`), weighted by
         Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail beyond the labels
         is an extrapolation, and the two shapes bracket it. ``scaled``: the tail knee's prior
-        s.d. is :meth:`tail_prior_sd`'s (the point estimate's), else ``tail_sd`` (the design's
-        allocation and the interval's)."""
+        s.d. is :meth:`tail_prior_sd`'s, else ``tail_sd`` (the design's allocation uses the
+        latter; the model-based estimate averages both, :meth:`RankModel.predictive`)."""
         if len(seen) < 2:
             return []
         pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
