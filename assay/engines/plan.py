@@ -31,7 +31,7 @@ import pandas as pd
 from assay.core.strata import csf_cuts
 from assay.engines.base import Engine, OrderKeys
 from assay.engines.manifest import RunManifest
-from assay.formats.pool import KEY_SEPARATOR
+from assay.formats.pool import id_keys
 
 NO_EDGES = OrderKeys(np.zeros(0), np.zeros(0, dtype=np.uint64))
 
@@ -105,6 +105,7 @@ class PrefixSampler:
         self._rows: list[list[int]] = [[] for _ in range(strata.count)]
         self._frames: list[pd.DataFrame] = []
         self._items: pd.DataFrame | None = None
+        self._keys: list[str] = []                      # store key of each fetched row
         self._n = 0
         self.passes = 0
         self._started = False
@@ -124,6 +125,7 @@ class PrefixSampler:
             self._rows[int(hh)].append(int(i))
         self._n += len(new)
         self._frames.append(new)
+        self._keys.extend(id_keys(new[list(self.engine.describe().id_columns)]))
         self._items = None
 
     def extend(self, k: np.ndarray) -> None:
@@ -161,9 +163,7 @@ class PrefixSampler:
     def key(self, i: int) -> str:
         """The label store's key of item i: its id values as text, tab-separated (as
         :meth:`assay.formats.pool.Pool.key`)."""
-        items = self.items
-        return KEY_SEPARATOR.join(str(items[c].iat[int(i)])
-                                  for c in self.engine.describe().id_columns)
+        return self._keys[int(i)]
 
 
 __all__ = ["EngineStrata", "NO_EDGES", "PrefixSampler", "engine_strata"]

@@ -23,6 +23,17 @@ ID_CANDIDATES: tuple[tuple[str, ...], ...] = (("id",), ("item_id",), ("left_id",
 KEY_SEPARATOR = "\t"
 
 
+def id_keys(ids: pd.DataFrame) -> list[str]:
+    r"""The store keys of the rows of ``ids`` (the id columns): their values as text,
+    tab-separated.
+
+    >>> id_keys(pd.DataFrame({"a": ["x", "y"], "b": [1, 2]}))
+    ['x\t1', 'y\t2']
+    """
+    cols = [ids[c].astype(str).tolist() for c in ids.columns]
+    return [KEY_SEPARATOR.join(t) for t in zip(*cols)] if len(cols) > 1 else cols[0]
+
+
 @dataclass
 class Pool:
     """Items to evaluate: ids, predictions and optional scores/probabilities (all length N)."""
@@ -52,9 +63,8 @@ class Pool:
         return self._key_list[int(i)]
 
     def keys(self, idx: Sequence[int] | np.ndarray | None = None) -> list[str]:
-        sub = self.ids if idx is None else self.ids.iloc[np.asarray(idx, dtype=np.int64)]
-        cols = [sub[c].astype(str).tolist() for c in sub.columns]
-        return [KEY_SEPARATOR.join(t) for t in zip(*cols)] if len(cols) > 1 else cols[0]
+        return id_keys(self.ids if idx is None else
+                       self.ids.iloc[np.asarray(idx, dtype=np.int64)])
 
     def index_of(self, key: str) -> int | None:
         if self._key_index is None:
