@@ -188,7 +188,9 @@ def design_matrix(lr: np.ndarray, degree: int, knee: float = 0.0, tail: float = 
 
 def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
                           knees: np.ndarray, degree: int = 1, tail: float = 0.0,
-                          tail_sd: float = PRIOR_SD) -> RankCalibration:
+                          tail_sd: float = PRIOR_SD,
+                          start: dict[tuple[float, ...], np.ndarray] | None = None
+                          ) -> RankCalibration:
     """(C1) with a knee: logit π = a + b·x (+ c·x²), x = (log r − κ)₊, κ chosen among ``knees``
     (log-ranks) by profile likelihood; the covariance is conditional on the chosen κ. With
     ``degree`` 2 the decay may steepen down the ranking (c ≤ 0: a fit with c > 0, whose rate
@@ -196,7 +198,10 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
 
     The candidate knees are independent penalised fits of the same labels: they are solved
     together, one batched Newton iteration for all (:func:`_newton`), and the first knee of
-    largest likelihood wins, as a loop over them in order would choose.
+    largest likelihood wins, as a loop over them in order would choose. ``start`` (a dict the
+    caller keeps between refits, e.g. an adaptive design's batches) holds each candidate's last
+    mode: Newton's method starts there, and from zero where it does not converge (the mode is
+    unique, so only the iterations change, not the fit).
 
     >>> r = np.arange(1.0, 2001.0)
     >>> y = (np.random.default_rng(1).random(r.size) < 0.4 * np.minimum(1, 40 / r)).astype(float)
@@ -216,8 +221,14 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
             if not todo:
                 continue
             X = np.stack([design_matrix(lr, d, kappas[j], tails[j]) for j in todo])
-            fitted = _steep_tail(_newton(X, y, _precision(X.shape[2], has_tail, PRIOR_SD,
-                                                           tail_sd)), tail if has_tail else 0.0)
+            names = [(float(d), float(kappas[j]), float(tails[j]), float(tail_sd)) for j in todo]
+            init = None if start is None else np.stack(
+                [start.get(nm, np.zeros(X.shape[2])) for nm in names])
+            modes = _newton(X, y, _precision(X.shape[2], has_tail, PRIOR_SD, tail_sd),
+                            start=init)
+            if start is not None:
+                start.update(zip(names, modes.copy()))
+            fitted = _steep_tail(modes, tail if has_tail else 0.0)
             for j, th in zip(todo, fitted):
                 if d >= 2 and th[2] > 0:        # curvature upwards: the straight decay instead
                     deg[j] = 1
@@ -263,13 +274,26 @@ def _precision(p: int, tail: bool, prior_sd: float, tail_sd: float) -> np.ndarra
     return prec
 
 
-def _newton(X: np.ndarray, y: np.ndarray, prec: np.ndarray, iterations: int = 50
-            ) -> np.ndarray:
+def _newton(X: np.ndarray, y: np.ndarray, prec: np.ndarray, iterations: int = 50,
+            start: np.ndarray | None = None) -> np.ndarray:
     """The modes θ_k (K × p) of K penalised logistic likelihoods of the same labels ``y``, design
     matrices ``X`` (K × n × p), prior precision ``prec``: Newton's method, θ ← θ + H⁻¹g with
     g = Xᵀ(y − π) − Pθ and H = Xᵀ diag(π(1 − π)) X + P, each fit stopped once its step is below
-    10⁻⁹ (the log-likelihood is concave: one mode each)."""
-    theta = np.zeros(X.shape[::2])
+    10⁻⁹ (the log-likelihood is concave: one mode each). From ``start`` (K × p) if given; a fit
+    that does not converge from there (an undamped step can overshoot from afar) starts again
+    from zero."""
+    if start is not None:
+        theta, left = _iterate(X, y, prec, iterations, np.array(start, dtype=np.float64))
+        if left.size:
+            theta[left] = _iterate(X[left], y, prec, iterations,
+                                   np.zeros((left.size, X.shape[2])))[0]
+        return theta
+    return _iterate(X, y, prec, iterations, np.zeros(X.shape[::2]))[0]
+
+
+def _iterate(X: np.ndarray, y: np.ndarray, prec: np.ndarray, iterations: int,
+             theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_newton`'s iterations from ``theta``: the modes, and the fits not converged."""
     active = np.arange(X.shape[0])
     for _ in range(iterations):
         Xa, th = X[active], theta[active]
@@ -282,7 +306,7 @@ def _newton(X: np.ndarray, y: np.ndarray, prec: np.ndarray, iterations: int = 50
         active = active[np.max(np.abs(step), axis=1) >= 1e-9]
         if active.size == 0:
             break
-    return theta
+    return theta, active
 
 
 def _loglik(X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> float:

@@ -92,7 +92,8 @@ class RankedStrata:
         k = float(np.sum(labels[np.log(ranks) >= tail]))
         return self.tail_sd * min(1.0, k / TAIL_MATCHES)
 
-    def calibrations(self, seen: dict[int, int], scaled: bool = False
+    def calibrations(self, seen: dict[int, int], scaled: bool = False,
+                     start: dict[tuple[float, ...], np.ndarray] | None = None
                      ) -> list[tuple[RankCalibration, float]]:
         """The rank calibration(s) fitted to ``seen`` (position → label) with their weights.
 
@@ -101,7 +102,9 @@ class RankedStrata:
         Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail beyond the labels
         is an extrapolation, and the two shapes bracket it. ``scaled``: the tail knee's prior
         s.d. is :meth:`tail_prior_sd`'s, else ``tail_sd`` (the design's allocation uses the
-        latter; the model-based estimate averages both, :meth:`RankModel.predictive`)."""
+        latter; the model-based estimate averages both, :meth:`RankModel.predictive`).
+        ``start``: the Newton starting points kept between refits
+        (:func:`~assay.core.calibration.fit_hinge_calibration`)."""
         if len(seen) < 2:
             return []
         pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
@@ -113,7 +116,8 @@ class RankedStrata:
         tail = self.tail_knee(pos.astype(np.int64) - 1)
         sd = self.tail_prior_sd(pos, labs, tail) if scaled else self.tail_sd
         fits = [fit_hinge_calibration(pos, labs, knees, degree=d, tail=tail if sd > 0 else 0.0,
-                                      tail_sd=sd if sd > 0 else self.tail_sd) for d in shapes]
+                                      tail_sd=sd if sd > 0 else self.tail_sd, start=start)
+                for d in shapes]
         aic = np.array([c.loglik - c.theta.size for c in fits])
         # (a tail knee adds one parameter to every shape alike: the weights are unchanged)
         w = np.exp(aic - aic.max())

@@ -90,6 +90,7 @@ class AutoDesign(Design):
         self.n_h = np.zeros(k, dtype=np.int64)          # labels taken per stratum
         self.target = np.zeros(k, dtype=np.int64)       # current allocation
         self._labels: dict[int, int] = {}               # position -> label
+        self._newton_start: dict[tuple[float, ...], np.ndarray] = {}   # warm starts of the refits
         self._queue: list[int] = []
         self._planned = 0
         # pilot: the top stratum in full, a few labels in every other stratum
@@ -125,7 +126,7 @@ class AutoDesign(Design):
 
     def _model(self) -> StratumModel | None:
         """The rank calibration fitted to all labels so far, as per-stratum moments."""
-        fits = self.calibrations(self._labels)
+        fits = self.ranked.calibrations(self._labels, start=self._newton_start)
         if not fits:
             return None
         moments = [(cal.stratum_moments(self.grid), w) for cal, w in fits]
