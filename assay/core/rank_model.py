@@ -107,8 +107,8 @@ class RankedStrata:
         (:func:`~assay.core.calibration.fit_hinge_calibration`)."""
         if len(seen) < 2:
             return []
-        pos = np.fromiter(seen.keys(), np.int64, len(seen)) + 1.0
-        labs = np.fromiter(seen.values(), np.float64, len(seen))
+        pos, labs = labelled(seen)
+        pos = pos + 1.0
         if self.degree > 0:
             return [(fit_rank_calibration(pos, labs, degree=self.degree), 1.0)]
         knees = np.log(self.strata.bounds[1:-1] + 1.0)
@@ -129,8 +129,7 @@ class RankedStrata:
 
     def counts(self, seen: dict[int, int]) -> StratumCounts:
         """Labelled counts per stratum and cell (predicted positive / negative)."""
-        pos = np.fromiter(seen.keys(), np.int64, len(seen))
-        lab = np.fromiter(seen.values(), np.int64, len(seen))
+        pos, lab = labelled(seen)
         pred = self.predictions_at(pos)
         h = self.strata.stratum_of(pos)
         k = self.strata.count
@@ -139,6 +138,16 @@ class RankedStrata:
                              lab0=np.bincount(h, weights=1 - pred, minlength=k),
                              tp=np.bincount(h, weights=lab * pred, minlength=k),
                              fn=np.bincount(h, weights=lab * (1 - pred), minlength=k))
+
+
+def labelled(seen: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based ranks (int64) and labels (float64) of ``seen`` (position → label).
+
+    >>> [a.tolist() for a in labelled({4: 1, 0: 0})]
+    [[4, 0], [1.0, 0.0]]
+    """
+    return (np.fromiter(seen.keys(), np.int64, len(seen)),
+            np.fromiter(seen.values(), np.float64, len(seen)))
 
 
 def leading(fits: list[tuple[RankCalibration, float]]) -> RankCalibration | None:
@@ -170,10 +179,8 @@ class RankModel:
         (:meth:`RankedStrata.tail_prior_sd`), or None where that is the full prior."""
         if not self.fits or all(c.tail == 0.0 for c, _ in self.fits):
             return None
-        pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen)) + 1.0
-        labs = np.fromiter(self.seen.values(), np.float64, len(self.seen))
-        tail = self.fits[0][0].tail
-        if self.ranked.tail_prior_sd(pos, labs, tail) >= self.ranked.tail_sd:
+        pos, labs = labelled(self.seen)
+        if self.ranked.tail_prior_sd(pos + 1.0, labs, self.fits[0][0].tail) >= self.ranked.tail_sd:
             return None
         return self.ranked.calibrations(self.seen, scaled=True)
 
@@ -183,8 +190,7 @@ class RankModel:
 
     @cached_property
     def check(self) -> FitCheck:
-        pos = np.fromiter(self.seen.keys(), np.int64, len(self.seen))
-        lab = np.fromiter(self.seen.values(), np.float64, len(self.seen))
+        pos, lab = labelled(self.seen)
         cal = leading(self.fits)
         assert cal is not None
         return fit_check(cal, pos + 1.0, lab, self.ranked.strata.stratum_of(pos),
