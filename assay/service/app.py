@@ -22,6 +22,7 @@ from fastapi.templating import Jinja2Templates
 
 from assay.labels.store import LabelStore
 from assay.service import auth, migrate
+from assay.service.limits import BodyLimit
 
 HERE = Path(__file__).resolve().parent
 COOKIE = "assay_session"
@@ -117,6 +118,7 @@ def create_app(store: LabelStore | str, worker: bool = False,
                   lifespan=lifespan)
     app.state.store = labels
     app.state.worker = None
+    app.add_middleware(BodyLimit)           # before any handler reads a body (413 past the cap)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.exception_handler(LoginNeeded)

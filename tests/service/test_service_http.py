@@ -159,6 +159,38 @@ def test_bad_uploads_one_line_nothing_kept(service, monkeypatch):
         assert conn.execute(select(func.count()).select_from(submissions_table)).scalar() == 0
 
 
+def test_oversized_bodies_refused_before_they_are_read(service, monkeypatch):
+    """A body past the cap is answered 413 with one line, whether its length is declared or it
+    streams (chunked, no Content-Length), on the pages and the API; nothing is kept."""
+    from assay.service import limits
+    monkeypatch.setattr(jobs, "MAX_UPLOAD_BYTES", 1000)
+    monkeypatch.setattr(limits, "OVERHEAD", 1000)
+    alice = service.client("alice")
+    big = b"item\n" + b"k" * 5000 + b"\n"
+    r = _submit(alice, service, data=big, name="big.csv")           # declared length
+    assert r.status_code == 413 and r.text.count("\n") == 1 and "at most 2,000 bytes" in r.text
+    root = service.client("root")
+    token = csrf_of(root)
+
+    def chunks():
+        for _ in range(50):
+            yield b"x" * 100
+    for path, ctype in (("/api/submissions", "multipart/form-data; boundary=b"),
+                        ("/api/labels", "application/json"),
+                        ("/api/labelstudio/import?campaign=kb", "application/json")):
+        r = root.post(path, headers={"X-CSRF-Token": token, "content-type": ctype},
+                      content=chunks())                                # streamed, no length
+        assert r.status_code == 413, (path, r.status_code)
+        assert "request body too large" in r.json()["error"]
+    r = root.post("/api/labels", headers={"X-CSRF-Token": token, "content-length": "12x"},
+                  content=b"{}")
+    assert r.status_code == 413
+    monkeypatch.undo()
+    assert _submit(alice, service).status_code == 303                  # within the cap: as before
+    with service.store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(submissions_table)).scalar() == 1
+
+
 def test_daily_limit_per_team(service):
     alice = service.client("alice")
     assert _submit(alice, service, 0, system="a1").status_code == 303
