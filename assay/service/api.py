@@ -34,6 +34,21 @@ def _camp(request: Request, name: str) -> OnDemandCampaign:
     return OnDemandCampaign.open(store_of(request), name)
 
 
+async def json_body(request: Request, what: str, kind: type = dict) -> Any:
+    """The request's JSON body, which must be a ``kind``: else 415 (not declared JSON: a form
+    posted here would have been read as a form already) or 400 (not JSON, or another shape),
+    one line naming ``what`` was expected."""
+    if "json" not in request.headers.get("content-type", ""):
+        raise HTTPException(415, f"expected {what} (Content-Type: application/json)")
+    try:
+        body = await request.json()
+    except ValueError:
+        raise HTTPException(400, f"not JSON: expected {what}") from None
+    if not isinstance(body, kind):
+        raise HTTPException(400, f"expected {what}")
+    return body
+
+
 def _row(request: Request, name: str) -> CampaignRow:
     row = views.campaign_row(store_of(request), name)
     if row is None:
@@ -90,8 +105,8 @@ def next_item(request: Request, campaign: str) -> dict[str, Any]:
 @router.post("/labels")
 async def post_label(request: Request) -> JSONResponse:
     c, _ = await need_post(request, "annotator", "admin", api=True)
+    body = await json_body(request, 'JSON {"campaign", "item", "value"}')
     try:
-        body = await request.json()
         campaign, item, value = str(body["campaign"]), str(body["item"]), body["value"]
         if value not in (0, 1, None):
             raise ValueError(value)
@@ -109,7 +124,7 @@ async def post_label(request: Request) -> JSONResponse:
 @router.post("/undo")
 async def post_undo(request: Request) -> JSONResponse:
     c, _ = await need_post(request, "annotator", "admin", api=True)
-    body = await request.json()
+    body = await json_body(request, 'JSON {"campaign"}')
     row = _row(request, str(body.get("campaign", "")))
     try:
         return JSONResponse({"item": queue.undo(store_of(request), row, c.user.name)})
@@ -225,12 +240,11 @@ async def labelstudio_import(request: Request, campaign: str) -> JSONResponse:
     from assay.service.schema import queue_table as q
     camp = _camp(request, campaign)
     store = store_of(request)
+    body = await json_body(request, "a Label Studio JSON export (a list of tasks)", kind=list)
     try:
-        got = located_votes(await request.json())
+        got = located_votes(body)
     except AssayError as exc:
         return JSONResponse({"error": str(exc)}, 400)
-    except ValueError:
-        return JSONResponse({"error": "Label Studio export: not JSON"}, 400)
     with store.engine.connect() as conn:
         queued = set(conn.execute(select(q.c.item).where(q.c.campaign == camp.row.name))
                      .scalars().all())
