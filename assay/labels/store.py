@@ -14,6 +14,8 @@ migration from release 0.1.0 are in :mod:`assay.labels.schema`.
 """
 from __future__ import annotations
 
+import numbers
+
 import functools
 import json
 import time
@@ -47,6 +49,11 @@ class Judgment:
     role: Role = Role.ASSESSOR
 
     def __post_init__(self) -> None:
+        v = self.value
+        if v is not None and type(v) is not int and isinstance(v, numbers.Real) \
+                and float(v).is_integer():
+            # a numpy integer would be stored by SQLite as its bytes: keep a Python int
+            object.__setattr__(self, "value", int(v))
         if (self.status == Status.JUDGED) != (self.value is not None):
             raise ValueError(f"a judgment has a value exactly when its status is 'judged' "
                              f"(item {self.item!r}: value {self.value!r}, {self.status.value})")

@@ -58,7 +58,7 @@ class QueueSource(LabelSource):
         with self.store.engine.connect() as conn:
             got = conn.execute(select(q.c.value).where(
                 (q.c.campaign == self.campaign) & (q.c.item == key)
-                & q.c.resolved_at.is_not(None))).first()
+                & (q.c.resolved_at <= queue.settled_before()))).first()
         if got is None:
             raise NeedLabels(key)
         v = got.value
@@ -238,7 +238,8 @@ def _undecided(store: LabelStore, camp: OnDemandCampaign, system: str) -> list[s
 
 
 def wake(engine: Engine) -> int:
-    """Waiting jobs whose every awaited item is decided become pending again."""
+    """Waiting jobs whose every awaited item is decided (and settled: no undo can reopen it,
+    :func:`assay.service.queue.settled_before`) become pending again."""
     s, ji, q = submissions_table, job_items_table, queue_table
     with engine.connect() as conn:
         waiting = conn.execute(select(s.c.id, s.c.campaign).where(s.c.state == "waiting")).all()
@@ -246,7 +247,9 @@ def wake(engine: Engine) -> int:
         for w in waiting:
             left = conn.execute(select(func.count()).select_from(ji.join(
                 q, (q.c.item == ji.c.item) & (q.c.campaign == w.campaign))).where(
-                (ji.c.submission_id == w.id) & q.c.resolved_at.is_(None))).scalar_one()
+                (ji.c.submission_id == w.id) & (q.c.resolved_at.is_(None)
+                                                | (q.c.resolved_at > queue.settled_before())))
+            ).scalar_one()
             if left == 0:
                 ready.append(w.id)
     return sum(_state(engine, i, "pending", when="waiting") for i in ready)

@@ -7,6 +7,12 @@ one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`
 concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
 second one. The decided label is kept on the queue row; the campaign records it under its own
 annotator when its job resumes (:mod:`assay.service.jobs`).
+
+Undo. An annotator takes back their latest answer (:func:`undo`), the deciding one included: a
+decision is held back from the jobs for :data:`UNDO_SECONDS` (:func:`settled_before`), and
+within that window undoing the vote that decided an item reopens it. Past it the label may be in
+use by an estimate and the undo is refused. A job reads only settled decisions, and an undo
+only reopens an unsettled one, so no estimate ever rests on a vote that was taken back.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ DEFAULT_DAILY_LIMIT = 5
 DEFAULT_MIN_OUTPUT = 20
 AGGREGATIONS = ("majority", "dawid-skene")
 LEASE_SECONDS = 600                 # how long an item served to an annotator is held for them
+UNDO_SECONDS = 60.0                 # a decision is held back from the jobs this long (undo)
 _PG_QUEUE_LOCK = 0x61737171         # "assq"
 
 
@@ -259,9 +266,16 @@ def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, ite
                     Status(got.status))
 
 
+def settled_before() -> dt.datetime:
+    """Decisions taken before this time are settled: no undo reopens them, and a job may use
+    them (:data:`UNDO_SECONDS` ago)."""
+    return now() - dt.timedelta(seconds=UNDO_SECONDS)
+
+
 def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
-    """Take back ``annotator``'s latest answer in the campaign, unless its item is decided;
-    returns the item (to show it again)."""
+    """Take back ``annotator``'s latest answer in the campaign, unless its item's decision is
+    settled (:func:`settled_before`; the vote that decided it within the window reopens the
+    item); returns the item (to show it again)."""
     q, j = queue_table, judgments_table
     k = settings(store.engine, camp.name).k
     with store.engine.begin() as conn:
@@ -277,12 +291,16 @@ def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
             return str(last.item)
         qrow = conn.execute(select(q).where((q.c.campaign == camp.name)
                                             & (q.c.item == last.item)).with_for_update()).first()
-        if qrow is None or qrow.resolved_at is not None:
-            raise QueueError("the last label's item is already decided; it cannot be undone")
+        if qrow is None or qrow.resolved_at is not None and (
+                qrow.resolved_at <= settled_before() or _used(conn, camp, last.item)):
+            raise QueueError("the last label's item is decided and its label in use; it "
+                             "cannot be undone")
         conn.execute(delete(j).where(j.c.id == last.id))
         ones, zeros = _votes(conn, camp, last.item)
         _, needed = decide(ones, zeros, k)
-        conn.execute(update(q).where(q.c.id == qrow.id).values(needed=max(needed, qrow.needed)))
+        conn.execute(update(q).where(q.c.id == qrow.id).values(
+            needed=max(needed, qrow.needed) if qrow.resolved_at is None else needed,
+            value=None, resolved_at=None))
         le = leases_table                           # the undone item is the one held now
         conn.execute(delete(le).where((le.c.campaign == camp.name)
                                       & (le.c.annotator == annotator)))
@@ -290,6 +308,14 @@ def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
                                        expires_at=now() + dt.timedelta(seconds=LEASE_SECONDS)))
         audit(store.engine, annotator, "undo", camp.name, last.item, conn=conn)
     return str(last.item)
+
+
+def _used(conn: Any, camp: CampaignRow, item: str) -> bool:
+    """Whether the campaign has recorded its own label of ``item`` (a job used the decision)."""
+    j = judgments_table
+    return conn.execute(select(j.c.id).where(
+        (j.c.dataset == camp.dataset) & (j.c.item == item)
+        & (j.c.annotator == camp.annotator))).first() is not None
 
 
 def decided(store: LabelStore, campaign: str) -> dict[str, int]:
@@ -314,4 +340,5 @@ def undecidable(store: LabelStore, campaign: str) -> list[str]:
 
 
 __all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "DEFAULT_MIN_OUTPUT", "QueueError", "Settings", "decide", "decided",
-           "enqueue", "next_item", "open_count", "set_settings", "settings", "undecidable", "undo", "vote", "vote_in"]
+           "enqueue", "next_item", "open_count", "set_settings", "settings", "settled_before",
+           "undecidable", "undo", "vote", "vote_in"]

@@ -19,6 +19,14 @@ def _quick_hashes(monkeypatch):
     monkeypatch.setattr(auth, "_hasher", PasswordHasher(time_cost=1, memory_cost=8192))
 
 
+@pytest.fixture(autouse=True)
+def _decisions_settle_at_once(monkeypatch):
+    """Jobs use a decision as soon as it is taken (the service holds it back UNDO_SECONDS for an
+    undo: test_undo_of_the_deciding_vote sets the window itself)."""
+    from assay.service import queue
+    monkeypatch.setattr(queue, "UNDO_SECONDS", 0.0)
+
+
 @pytest.fixture()
 def service(tmp_path: Path) -> Service:
     return make_service(tmp_path)

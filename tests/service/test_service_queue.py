@@ -117,3 +117,35 @@ def test_item_every_annotator_skipped_does_not_block_its_job(tmp_path):
     svc, sid = _job_waiting_on_one_item(tmp_path, k=3)
     stuck = _finish(svc, sid, [("ann1", None), ("ann2", None)])
     assert queue.undecidable(svc.store, "kb") == [stuck]
+
+
+def test_undo_of_the_deciding_vote(service, monkeypatch):
+    """A mis-keyed deciding answer can be taken back while its decision is held back from the
+    jobs (UNDO_SECONDS): the item reopens and a job does not use it meanwhile; once settled or
+    used by a job, the undo is refused and the label stays."""
+    from assay.service import jobs
+    store, row = service.store, service.camp.row
+    monkeypatch.setattr(queue, "UNDO_SECONDS", 3600.0)
+    alice = auth.user_by_name(store.engine, "alice")
+    jobs.submit(store, alice, "kb", "s", "a.csv", service.output_csv(0))
+    jobs.run_pending(store)                                  # k = 1: every vote decides
+    first = queue.next_item(store, row, "ann1")
+    wrong = 1 - service.truth[first]
+    queue.vote(store, row, "ann1", first, wrong)
+    assert queue.decided(store, "kb")[first] == wrong
+    with pytest.raises(jobs.NeedLabels):                     # held back: no job reads it yet
+        jobs.QueueSource(store, "kb", row.annotator).label(0, first)
+    assert queue.undo(store, row, "ann1") == first           # the deciding vote taken back
+    assert first not in queue.decided(store, "kb")
+    assert queue.next_item(store, row, "ann1") == first      # served again, to the same one
+    queue.vote(store, row, "ann1", first, service.truth[first])
+    monkeypatch.setattr(queue, "UNDO_SECONDS", 0.0)          # the window passes
+    assert jobs.QueueSource(store, "kb", row.annotator).label(0, first) == service.truth[first]
+    with pytest.raises(QueueError, match="cannot be undone"):
+        queue.undo(store, row, "ann1")
+    from assay.labels.store import Judgment                  # a job records it (uses it) ...
+    store.record(row.dataset, [Judgment(first, row.annotator, int(service.truth[first]))])
+    monkeypatch.setattr(queue, "UNDO_SECONDS", 3600.0)       # ... so even inside a window
+    with pytest.raises(QueueError, match="cannot be undone"):
+        queue.undo(store, row, "ann1")
+    assert queue.decided(store, "kb")[first] == service.truth[first]
