@@ -106,7 +106,7 @@ def _press(page, key, before):
                            "'.htmx-request, .htmx-settling, .htmx-swapping'); }", arg=before)
 
 
-def test_label_by_keyboard_undo_reload(browser, site):
+def test_label_by_keyboard_undo_reload(browser, site, monkeypatch):
     svc, er, base, shots = site
     page = browser.new_page()
     _login(page, base, "ann1")
@@ -129,8 +129,16 @@ def test_label_by_keyboard_undo_reload(browser, site):
     assert got == {first.replace("&#9;", "\t"): 1, second: 0} or got == {first: 1, second: 0}
     page.reload()
     assert _item(page) == third                                      # progress kept
-    _press(page, "y", third)
+    monkeypatch.setattr(queue, "UNDO_SECONDS", 60.0)                 # the service's window
+    _press(page, "y", third)                                         # decides it (k = 1) ...
     assert len(svc.store.judgments("er", "ann1")) == 3
+    page.keyboard.press("u")                                         # ... a mis-key: undone
+    page.wait_for_selector("#message")
+    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling')")
+    assert _item(page) == third and "undone" in page.inner_text("#message")
+    assert len(svc.store.judgments("er", "ann1")) == 2
+    _press(page, "n", third)
+    assert {j.item: j.value for j in svc.store.judgments("er", "ann1")}[third] == 0
     page.close()
 
 
