@@ -104,6 +104,8 @@ def create_app(store: LabelStore | str, worker: bool = False,
     with ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS)."""
     labels = store if isinstance(store, LabelStore) else LabelStore(store)
     migrate.upgrade(labels.engine)
+    from assay.ondemand.store import OnDemandStore
+    OnDemandStore(labels)        # the campaigns' tables (a store of a release before them)
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if worker:

@@ -72,3 +72,30 @@ def test_recover_leaves_a_live_workers_job(service):
     assert jobs.recover(service.store.engine) == 0
     assert jobs.recover(service.store.engine, stale_after=-1) == 1   # too old: taken over
     assert jobs.submission(service.store.engine, sid).state == "pending"
+
+
+def test_serves_a_store_written_by_release_0_1_0(tmp_path):
+    """The store file release 0.1.0 wrote (tests/data, labels of two datasets, skips as its
+    old negative values): the service opens it, migrates the label schema and its own tables,
+    serves pages, and every old label is still there."""
+    import shutil
+    from pathlib import Path
+
+    from fastapi.testclient import TestClient
+
+    from assay.service import auth
+    from assay.service.app import create_app
+    from service_helpers import PASSWORD, login
+    src = Path(__file__).resolve().parents[1] / "data" / "store_v0_1_0_skips.db"
+    db = tmp_path / "old.db"
+    shutil.copy(src, db)
+    c = TestClient(create_app(str(db)), follow_redirects=False)
+    store = c.app.state.store
+    assert migrate.current(store.engine) == migrate.head()
+    auth.add_user(store.engine, "root", "admin", PASSWORD, None)
+    login(c, "root")
+    assert c.get("/admin").status_code == 200
+    for page in ("/annotate", "/scores", "/submit", "/tokens", "/exhaustive", "/clusters"):
+        assert c.get(page).status_code < 500, page              # no campaign yet: no crash
+    ds1, ds2 = store.labels("ds1", "<lambda>"), store.labels("ds2", "ann")
+    assert (len(ds1), sum(ds1.values()), len(ds2), sum(ds2.values())) == (181, 36, 60, 17)
