@@ -83,10 +83,10 @@ def get_submission(request: Request, sid: int) -> dict[str, Any]:
 
 
 @router.get("/scores")
-def get_scores(request: Request, campaign: str) -> dict[str, Any]:
+def get_scores(request: Request, campaign: str, level: str = "instance") -> dict[str, Any]:
     c = need(request, "submitter", "admin", api=True)
     camp = _camp(request, campaign)
-    rep = views.scores_for(store_of(request), camp.row.name, c.user)
+    rep = views.scores_for(store_of(request), camp.row.name, c.user, level)
     out = rep.to_dict()
     if c.user.role != "admin":   # the campaign's row names its label annotator and seed
         out["campaign"] = {"name": camp.row.name, "confidence": camp.row.confidence}

@@ -101,20 +101,21 @@ async def annotate_undo(request: Request) -> Response:
 
 # -- scores ----------------------------------------------------------------------------------
 @router.get("/scores", response_class=HTMLResponse)
-def scores(request: Request, campaign: str | None = None) -> Response:
+def scores(request: Request, campaign: str | None = None, level: str = "instance") -> Response:
     c = need(request, "submitter", "admin")
     camp = _campaign(request, campaign)
-    rep = views.scores_for(store_of(request), camp.row.name, c.user)
-    return render(request, "scores.html", c, campaign=camp.row.name,
+    rep = views.scores_for(store_of(request), camp.row.name, c.user, level)
+    return render(request, "scores.html", c, campaign=camp.row.name, level=level,
+                  levels=views.LEVELS,
                   campaigns=views.campaigns(store_of(request)), rows=views.score_rows(rep),
                   rep=rep, confidence=camp.row.confidence)
 
 
 @router.get("/scores/plot.png")
-def scores_plot(request: Request, campaign: str) -> Response:
+def scores_plot(request: Request, campaign: str, level: str = "instance") -> Response:
     c = need(request, "submitter", "admin")
     camp = _campaign(request, campaign)
-    png = views.plot_png(views.scores_for(store_of(request), camp.row.name, c.user))
+    png = views.plot_png(views.scores_for(store_of(request), camp.row.name, c.user, level))
     if png is None:
         raise HTTPException(404, "no system of yours in this campaign yet")
     return Response(png, media_type="image/png")

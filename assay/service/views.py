@@ -12,6 +12,7 @@ import dataclasses
 import json
 from typing import Any
 
+from fastapi import HTTPException
 from sqlalchemy import select
 
 from assay.formats.pool import KEY_SEPARATOR
@@ -19,6 +20,7 @@ from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.ondemand.campaign import CampaignReport
 from assay.ondemand.store import CampaignRow
+from assay.ondemand.structured import LEVELS
 from assay.ondemand.schema import campaigns_table, items_table
 from assay.service.auth import User
 from assay.service.schema import records_table
@@ -48,10 +50,15 @@ def visible(user: User, system: str) -> bool:
                                     and "/" in system and system.split("/")[0] == user.team)
 
 
-def scores_for(store: LabelStore, campaign: str, user: User) -> CampaignReport:
-    """The campaign's joint report with only the systems ``user`` may see (and, for a
-    submitter, no notes: they may name other systems)."""
-    rep = OnDemandCampaign.open(store, campaign).report()
+def scores_for(store: LabelStore, campaign: str, user: User,
+               level: str = "instance") -> CampaignReport:
+    """The campaign's joint report at ``level`` (instance, relation or entity:
+    :meth:`~assay.ondemand.campaign.OnDemandCampaign.report`) with only the systems ``user`` may
+    see (and, for a submitter, no notes: they may name other systems); an unknown level is a
+    400."""
+    if level not in LEVELS:
+        raise HTTPException(400, f"level {level!r}: expected one of {', '.join(LEVELS)}")
+    rep = OnDemandCampaign.open(store, campaign).report(level=level)
     systems = [s for s in rep.systems if visible(user, s.name)]
     return dataclasses.replace(rep, systems=systems,
                                notes=rep.notes if user.role == "admin" else [])

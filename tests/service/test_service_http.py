@@ -56,6 +56,14 @@ def test_submission_flow_to_scores(service):
     png = alice.get("/scores/plot.png?campaign=kb")
     assert png.status_code == 200 and png.content[:4] == b"\x89PNG"
     assert "t1/sysA" not in service.client("bob").get("/scores?campaign=kb").text
+    for level in ("relation", "entity"):                # seed 001's other levels, same labels
+        page = alice.get(f"/scores?campaign=kb&level={level}")
+        assert page.status_code == 200 and "t1/sysA" in page.text, page.text[-400:]
+        got = alice.get(f"/api/scores?campaign=kb&level={level}").json()
+        assert [s["system"] for s in got["systems"]] == ["t1/sysA"]
+        assert alice.get(f"/scores/plot.png?campaign=kb&level={level}").status_code == 200
+    r = alice.get("/api/scores?campaign=kb&level=document")
+    assert r.status_code == 400 and "instance, relation, entity" in r.json()["error"]
     # the annotator never saw a system name; every label is in the audit log and the store
     with service.store.engine.connect() as conn:
         logged = conn.execute(select(func.count()).select_from(audit_table).where(
