@@ -125,3 +125,29 @@ def test_a_gold_question_is_never_a_queued_item(service):
         seen.append(it)
         queue.vote(store, row, "ann1", it, 1)
     assert len(seen) == len(set(seen)) == 25
+
+
+def test_dawid_skene_overturns_a_two_to_one_majority(tmp_path):
+    """Two annotators who say 1 whatever the item, one who is right: on the item where the two
+    outvote the third, the majority decides 1 and Dawid-Skene (crowd-kit, over every vote of the
+    campaign) answers 0, which is what the job records."""
+    from assay.service import auth
+    from service_helpers import make_service
+    svc = make_service(tmp_path, k=3)
+    auth.add_user(svc.store.engine, "ann3", "annotator", "correct horse battery")
+    queue.set_settings(svc.store, "kb", queue.Settings(3, 5, "dawid-skene"))
+    row = svc.camp.row
+    plan = ([("ann2", 1), ("ann1", 0), ("root", 0)],) * 12 + \
+           ([("ann3", 1), ("ann1", 0), ("root", 0)],) * 12 + \
+           ([("ann2", 1), ("ann1", 1)],) * 6 + ([("ann3", 1), ("root", 1)],) * 6 + \
+           ([("ann2", 1), ("ann1", 0), ("ann3", 1)],)            # the target: 2-1 for 1
+    items = [f"w{i}" for i in range(len(plan))]
+    queue.enqueue(svc.store, "kb", items, 3)
+    for item, votes in zip(items, plan):
+        for who, v in votes:
+            queue.vote(svc.store, row, who, item, v)
+    target = items[-1]
+    assert queue.decided(svc.store, "kb")[target] == 1              # the majority
+    assert jobs.dawid_skene(svc.store, "kb")[target] == 0
+    assert jobs.QueueSource(svc.store, "kb", "consensus", "dawid-skene").label(0, target) == 0
+    assert jobs.QueueSource(svc.store, "kb", "consensus", "majority").label(0, target) == 1
