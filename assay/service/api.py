@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from assay.errors import AssayError
 from assay.ondemand import OnDemandCampaign
@@ -159,6 +159,36 @@ def get_costs(request: Request, campaign: str, price: float | None = None) -> di
             for c in got.pop("submissions")]
     total = {} if price is None else {"cost": round(got["answers"] * price, 10)}
     return {**got, **total, "submissions": subs}
+
+
+@router.get("/audit")
+def get_audit(request: Request, campaign: str | None = None, user: str | None = None,
+              after: int = 0, limit: int = 10_000) -> Response:
+    """The audit log as CSV (admins only): who did what (label, skip, undo, gold, log-in, …),
+    when, on which campaign and item; filtered by ``campaign`` and ``user``, rows with an id
+    above ``after``, at most ``limit`` (≤ 100,000) in id order — page on with the last id."""
+    need(request, "admin", api=True)
+    import csv
+    import io
+
+    from sqlalchemy import select
+
+    from assay.service.schema import audit_table as a
+    if not 1 <= limit <= 100_000:
+        raise HTTPException(400, f"limit {limit}: expected 1 to 100,000 rows")
+    q = select(a).where(a.c.id > after)
+    if campaign is not None:
+        q = q.where(a.c.campaign == campaign)
+    if user is not None:
+        q = q.where(a.c.user == user)
+    with store_of(request).engine.connect() as conn:
+        rows = conn.execute(q.order_by(a.c.id).limit(limit)).all()
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(["id", "at", "user", "action", "campaign", "item", "detail"])
+    for r in rows:
+        out.writerow([r.id, r.at.isoformat(), r.user, r.action, r.campaign, r.item, r.detail])
+    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8")
 
 
 @router.post("/records")

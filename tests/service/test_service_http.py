@@ -69,6 +69,16 @@ def test_submission_flow_to_scores(service):
         logged = conn.execute(select(func.count()).select_from(audit_table).where(
             audit_table.c.action == "label")).scalar_one()
     assert logged == len(service.store.judgments("kb", "ann1")) > 0
+    import csv, io                                          # the log, exported (admins only)
+    root = service.client("root")
+    got = list(csv.DictReader(io.StringIO(root.get("/api/audit?campaign=kb&user=ann1").text)))
+    assert sum(r["action"] == "label" for r in got) == logged
+    assert {r["item"] for r in got if r["action"] == "label"} == {
+        j.item for j in service.store.judgments("kb", "ann1")}
+    page = list(csv.DictReader(io.StringIO(root.get(
+        f"/api/audit?campaign=kb&user=ann1&after={got[0]['id']}&limit=2").text)))
+    assert [r["id"] for r in page] == [r["id"] for r in got[1:3]]
+    assert root.get("/api/audit?limit=0").status_code == 400
 
 
 ENDPOINTS = [("GET", "/annotate"), ("GET", "/annotate/item?campaign=kb"),

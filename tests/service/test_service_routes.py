@@ -51,6 +51,7 @@ ROUTES: dict[tuple[str, str], tuple[str, set[str], int, bool]] = {
     ("GET", "/api/labels"): ("/api/labels?campaign=kb", ADMIN, 200, True),
     ("GET", "/api/quality"): ("/api/quality?campaign=kb", ADMIN, 200, True),
     ("GET", "/api/costs"): ("/api/costs?campaign=kb", ADMIN, 200, True),
+    ("GET", "/api/audit"): ("/api/audit?campaign=kb", ADMIN, 200, True),
     ("POST", "/api/records"): ("/api/records?campaign=kb", ADMIN, 0, True),
     ("POST", "/api/gold"): ("/api/gold?campaign=kb", ADMIN, 0, True),
     ("GET", "/api/labelstudio/export"): ("/api/labelstudio/export?campaign=kb", ADMIN, 200,
