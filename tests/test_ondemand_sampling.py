@@ -113,8 +113,13 @@ def test_in_turn_entity_sampling_unbiased_and_covers():
     stage (planning.BLIND_SECOND_STAGE, session 9) the first system's instance-level precision
     was −3.01 SE off (the 3 SE check failed by a hair); with 400, −2.14 (instance) and −2.26
     (entity); on seeds 5000–5399 +0.01 and −1.11; the old rule (second stage sized from the
-    system's own labels) gave +3.23 SE there. The first system's z is negative on both seed
-    sets: a small bias of the blind rule under entity sampling is not ruled out (issue 12's
-    note)."""
+    system's own labels) gave +3.23 SE there. Not a bias (issue 12, measured): the blind rule
+    cannot reach the first system's sizes (no label precedes it: its 505 draws from its
+    entity-level fill are the same in every repetition), and on seeds 1000–1399 the estimate
+    from those 505 draws alone is off as much (−0.0035, z −2.03) as the joint one (−0.0030,
+    z −2.14; the other systems' draws add +0.0005 ± 0.0011); that estimator's bias under its
+    fixed design is −0.0001 ± 0.0002 (40,000 redraws of 505 from the entity density), and the
+    joint estimate with every set's size fixed at seed 1000's +0.0008 (z +1.15, 1,500
+    redraws). The negative z is these seeds' draws of the first system."""
     reps = 400
     _check(reps, *_reps(reps, seed=1000), Z90 * math.sqrt(0.09 / reps))
