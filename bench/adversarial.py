@@ -121,9 +121,10 @@ def _record(est: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_chunk(task: tuple[str, int, str, int, list[int], bool]) -> list[dict[str, Any]]:
-    """Repetitions ``seeds`` of one cell (a worker process)."""
-    name, world_seed, design, budget, seeds, full_history = task
+def run_chunk(task: tuple[str, int, str, int, list[int], bool, dict[str, Any] | None]
+              ) -> list[dict[str, Any]]:
+    """Repetitions ``seeds`` of one cell (a worker process); ``options`` as ``evaluate``'s."""
+    name, world_seed, design, budget, seeds, full_history, options = task
     import assay
     if not full_history:
         _fast_history()
@@ -131,7 +132,8 @@ def run_chunk(task: tuple[str, int, str, int, list[int], bool]) -> list[dict[str
     rows = []
     for s in seeds:
         t0 = time.perf_counter()
-        res = assay.evaluate(pool, gold, design=design, budget=budget, seed=s, dataset=name)
+        res = assay.evaluate(pool, gold, design=design, budget=budget, seed=s, dataset=name,
+                             options=options)
         rows.append({"seed": s, "world_seed": world_seed, "labels": res.labels_used,
                      "sec": time.perf_counter() - t0,
                      **_record(res.estimates)})
@@ -245,6 +247,8 @@ def main() -> None:
     ap.add_argument("--sweep-reps", type=int, default=20)
     ap.add_argument("--sweep-budget", type=int, default=1000)
     ap.add_argument("--sweep-designs", default="auto,stratified")
+    ap.add_argument("--options", default="", help="JSON of evaluate's options dict for every "
+                    "cell, e.g. '{\"oasis_epsilon\": 0.2}' (default: none)")
     a = ap.parse_args()
     if a.ds_reps:
         ap.error("--ds-reps: the double-sampling regimes moved to bench/double_sampling.py")
@@ -254,6 +258,7 @@ def main() -> None:
     from assay.worlds import WORLDS
     worlds = a.worlds.split(",") if a.worlds else list(WORLDS)
     designs = a.designs.split(",")
+    options = json.loads(a.options) if a.options else None
     budgets = [int(b) for b in a.budgets.split(",")]
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -324,7 +329,7 @@ def main() -> None:
                     break
                 job = todo.popleft()
                 inflight[job[:5]] = [ex.submit(run_chunk, (job[2], ws, job[3], job[4], ch,
-                                                           a.full_history))
+                                                           a.full_history, options))
                                      for ws, ch in job[5]]
             if not inflight:
                 break

@@ -55,7 +55,7 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
                            n_strata=s.n_strata, strata=s.strata,
                            prior_strength=s.prior_strength, decaying_prior=s.decaying_prior,
                            threshold=s.threshold, v_star=s.v_star, n_bins=s.n_bins,
-                           precomputed_strata=precomputed)
+                           precomputed_strata=precomputed, defensive=s.defensive)
     if isinstance(s, PassiveSettings):
         if s.replace:
             return UniformWithReplacement(n, rng)

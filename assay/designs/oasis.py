@@ -13,6 +13,11 @@ has a Beta–Bernoulli model of its match rate π_k (eqs. 7–11) whose prior co
 3. after the label arrives, adds it to the stratum's posterior (eq. 10, Algorithm 3 line 11) and
    to the running sums of the AIS estimator (eq. 3) with weight w_t = ω_k / v_k.
 
+By default (issue 11) step 1 first mixes v* with the static v*_0 of the prior alone (v* at
+π̂^(0) and F̂^(0), Algorithm 2's output, computed once): v* ← (1 − d) v* + d v*_0 with
+d = ``defensive`` = 0.5, then applies eq. 12 as published (section "The defensive mixture"
+below). ``defensive=0`` is the published algorithm.
+
 Why eq. 3 is the Hansen–Hurwitz ratio. With p = 1/N (Remark 3) the importance weight of draw t is
 w_t = p(z_t)/q_t(z_t) = (1/N)/(v_k/|P_k|) = ω_k / v_k. Hansen–Hurwitz estimates a pool total
 Σ_i g_i by (1/T) Σ_t g(z_t)/q_t = (N/T) Σ_t w_t g(z_t), so the ratio of the HH totals of
@@ -21,6 +26,40 @@ y = ℓŷ and x = αŷ + (1 − α)ℓ is Σ_t w_t ℓ_t ŷ_t / Σ_t w_t [αŷ_t
 the Hansen–Hurwitz view of its draws (:class:`~assay.core.totals.WithReplacementSample`) gives
 the linearised variance. Repeat draws of an item are kept (they reuse its label), as in
 Algorithm 3, which iterates over draws, not over distinct items.
+
+The defensive mixture (``defensive``, the default d = 0.5; issue 11). As published (d = 0,
+ε = 10⁻³, Remark 4's decaying prior), the Hansen–Hurwitz interval does not hold: recall
+coverage 0.55 on the control world of :mod:`assay.worlds` at 2,000 labels, 0.69 on ties, 0.75
+on ties at 500 (200 runs each, ``bench/out/oasis_per_pool.md``). Its variance rests on the few
+false negatives drawn where a stratum's v_k had collapsed: the decaying prior makes π̂_k ≈
+ηπ̂_k^(0)/n_k² once no match is seen there, v_k falls to εω_k and one false negative drawn
+there weighs up to 1/ε = 1,000 (cross-fitting below). A defensive mixture bounds those
+weights (Hesterberg 1995, "Weighted average importance sampling and defensive mixture
+distributions", Technometrics 37; Owen & Zhou 2000, "Safe and effective importance
+sampling", JASA 95): with v ≥ (1 − ε) d v*_0, every weight ω_k/v_k stays within
+1/((1 − ε) d) of the static design the prior alone would choose, whatever the labels did to
+v*, while the other 1 − d still follows the labels. A larger ε (the passive ω as the
+defensive part) was tried first and is not enough: ε = 0.1 and 0.2 gave control recall
+coverage 0.70 and 0.77 at 2,000 labels and ties 0.72 and 0.82 at 500 (60 runs): ω gives the
+strata just below the top, where the false negatives are, a share of their size only. Nor is
+a strong non-decaying prior (η = 300 pseudo-labels per stratum: control 0.92, but F1 RMSE on
+amazon_google 0.27 at 2,000 labels against the published 0.135, because the allocation then
+follows logistic(score), a poor guess on real pools, almost to the end). The mixture keeps
+the adaptive half. Measured (``bench/out/oasis_defensive.md``, 200 runs per cell, the ten
+pools of issue 11 at 500, 1,000 and 2,000 labels; published → default): recall coverage
+control 2,000 0.55 → 0.90, ties 2,000 0.69 → 0.91, ties 1,000 0.87 → 0.88, ties 500 0.75 →
+0.85, control 1,000 0.90 → 0.93, abt_buy 2,000 0.91 → 0.93; F1 coverage amazon_google 500
+0.85 → 0.98; F1 RMSE lower in 24 of the 30 cells, equal in 2 (control 2,000 0.022 →
+0.014, amazon_google 2,000 0.135 → 0.057, 500 0.350 → 0.107), higher in 4, most on dblp_acm
+(2,000: 0.014 → 0.025; the published design labels every predicted positive there). Not met
+(below 0.93): ties at 500 (precision 0.92, recall 0.85, F1 0.86) and 1,000 (recall 0.88, F1
+0.91), control and ties at 2,000 (recall 0.90, 0.91; F1 0.92), duplicate scores' F1 at 1,000
+and 2,000 (0.91, 0.90) and recall at 2,000 (0.92). What remains is the interval, not the
+weights: the misses overestimate recall when the few false negatives in the strata just
+below the top (control: 5 in a 741-item stratum) are not drawn, while the delta rule counts
+the many false negatives drawn, again and again, in the top stratum; a per-stratum
+small-count rule for draws with replacement (:mod:`assay.core.measures`) is what is
+missing. d = 0.8 was no better (control 2,000 recall 0.85, 60 runs).
 
 Cross-fitting (``cross_fit=True``, an option; issue 11). As published, the Hansen–Hurwitz
 interval does not hold: on the control world of :mod:`assay.worlds` at 2,000 labels (~33,000
@@ -55,8 +94,8 @@ the published 0.20, 40 runs). It is not the default: where false negatives lie i
 of whose labels is a match, the stratified interval still undercovers (control world, 1,000
 labels: recall 0.83 over 60 runs, published 0.90): the interval's small-count rule and the
 allocation of labels to the strata just below the census are what remain.
-``cross_fit=False`` (the default) gives the published algorithm and its Hansen–Hurwitz
-estimate.
+``cross_fit=False`` (the default) keeps the Hansen–Hurwitz estimate of the draws;
+``cross_fit=False, defensive=0`` is the published algorithm.
 """
 from __future__ import annotations
 
@@ -72,6 +111,7 @@ from assay.core.strata import Strata, csf_strata, equal_size_strata
 from assay.core.types import Kind
 
 DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
+DEFAULT_DEFENSIVE = 0.5          # share of v drawn from the prior's static v* (issue 11)
 V_STAR_FORMS = ("paper", "rms")
 STRATA_METHODS = ("csf", "equal")
 
@@ -124,6 +164,18 @@ def optimal_stratum_weights(alpha: float, f: float, pi: np.ndarray, lam: np.ndar
 def epsilon_greedy(v_star: np.ndarray, omega: np.ndarray, epsilon: float) -> np.ndarray:
     """v = ε ω + (1 − ε) v* (seed 002, eq. 12)."""
     return epsilon * omega + (1.0 - epsilon) * v_star
+
+
+def defensive_mixture(v_star: np.ndarray, v_prior: np.ndarray, share: float) -> np.ndarray:
+    """(1 − d) v* + d v*_0: the adaptive v* mixed with the static v*_0 of the prior (v* at
+    π̂^(0), F̂^(0)), so no stratum's probability falls below d times what the prior alone
+    gives it and every weight ω_k/v_k stays within 1/d of the prior design's (Hesterberg
+    1995; Owen & Zhou 2000).
+
+    >>> defensive_mixture(np.array([1.0, 0.0]), np.array([0.5, 0.5]), 0.5).tolist()
+    [0.75, 0.25]
+    """
+    return (1.0 - share) * v_star + share * v_prior
 
 
 def posterior_mean(ones: np.ndarray, zeros: np.ndarray, gamma1: np.ndarray, gamma0: np.ndarray,
@@ -198,7 +250,8 @@ class OasisDesign(Design):
     ``precomputed_strata`` strata already built from the same scores (they do not depend on the
     seed, so a simulation sorts once); ``cross_fit`` each stratum cut into two halves whose
     allocation is learnt from the other half (module docstring; False, the default: as
-    published).
+    published); ``defensive`` d, the share of v* taken from the prior's static v*_0 (module
+    docstring; 0.5 by default, 0 for the published design).
     All randomness comes from ``rng`` (per draw one uniform for the stratum, then one integer
     for the item), so the same seed gives the same draws.
     """
@@ -212,8 +265,10 @@ class OasisDesign(Design):
                  prior_strength: float | None = None, decaying_prior: bool = True,
                  threshold: float = 0.0, v_star: str = "paper",
                  n_bins: int | None = None, precomputed_strata: Strata | None = None,
-                 cross_fit: bool = False) -> None:
+                 cross_fit: bool = False, defensive: float = DEFAULT_DEFENSIVE) -> None:
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
+        if not 0.0 <= defensive < 1.0:
+            raise ValueError(f"defensive must be in [0, 1), got {defensive}")
         predictions = np.asarray(predictions)
         n = int(predictions.shape[0])
         if n == 0:
@@ -249,20 +304,31 @@ class OasisDesign(Design):
             self.strata, self._sibling = split_halves(self.strata)
         else:
             self._sibling = np.arange(self.strata.count)
-        k = self.strata.count
-        self._sizes = self.strata.sizes.astype(np.int64)
-        self.omega = self._sizes / float(n)
         init = initialise(self.strata, prior_arr, predictions.astype(np.float64), self.alpha)
+        self._start_model(self.strata.sizes, init, prior_strength, defensive)
+        self._predictions = predictions
+
+    def _start_model(self, sizes: np.ndarray, init: OasisInit, prior_strength: float | None,
+                     defensive: float) -> None:
+        """Algorithm 3 line 1 from the strata's sizes and Algorithm 2's output: ω, the prior
+        rows Γ^(0), the prior's static v*_0 (``defensive``), empty counts and sums."""
+        if not 0.0 <= defensive < 1.0:
+            raise ValueError(f"defensive must be in [0, 1), got {defensive}")
+        self._sizes = np.asarray(sizes).astype(np.int64)
+        k = self._sizes.shape[0]
+        self.omega = self._sizes / float(self._sizes.sum())
         self.pi0, self.lam, self.f0 = init.pi0, init.lam, init.f0
         self.eta = DEFAULT_PRIOR_STRENGTH if prior_strength is None else float(prior_strength)
         self.gamma1 = self.eta * self.pi0          # Γ^(0) row of label 1 (Algorithm 3 line 1)
         self.gamma0 = self.eta * (1.0 - self.pi0)  # Γ^(0) row of label 0
+        self.defensive = float(defensive)
+        self.v_prior = optimal_stratum_weights(self.alpha, self.f0, self.pi0, self.lam,
+                                               self.omega, self.v_star_form)
         self.ones = np.zeros(k)
         self.zeros = np.zeros(k)
         self._num = 0.0          # Σ w ℓ ŷ
         self._pred = 0.0         # Σ w ŷ
         self._true = 0.0         # Σ w ℓ
-        self._predictions = predictions
         self._v: np.ndarray | None = None
         self._cum: np.ndarray | None = None
 
@@ -288,10 +354,13 @@ class OasisDesign(Design):
         return self._num / den if den > 0 else self.f0
 
     def instrumental(self) -> np.ndarray:
-        """The ε-greedy stratum distribution v^(t) for the next draw (eq. 12)."""
+        """The ε-greedy stratum distribution v^(t) for the next draw (eq. 12), v* mixed with
+        the prior's v*_0 first when ``defensive`` > 0 (:func:`defensive_mixture`)."""
         if self._v is None:
             v_star = optimal_stratum_weights(self.alpha, self.f_hat(), self.allocation_rate(),
                                              self.lam, self.omega, self.v_star_form)
+            if self.defensive > 0.0:
+                v_star = defensive_mixture(v_star, self.v_prior, self.defensive)
             self._v = epsilon_greedy(v_star, self.omega, self.epsilon)
             cum = np.cumsum(self._v)
             self._cum = cum / cum[-1]
@@ -342,6 +411,8 @@ class OasisDesign(Design):
                "threshold": self.threshold, "v_star": self.v_star_form}
         if self.cross_fit:
             out["cross_fit"] = True
+        if self.defensive > 0.0:
+            out["defensive"] = self.defensive
         return out
 
     def strata_table(self) -> list[dict[str, Any]]:
@@ -370,4 +441,5 @@ def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
 
 
 __all__ = ["OasisDesign", "OasisInit", "epsilon_greedy", "initial_f", "initialise", "logistic",
-           "optimal_stratum_weights", "posterior_mean", "rescaled_logistic", "split_halves"]
+           "optimal_stratum_weights", "posterior_mean", "rescaled_logistic", "split_halves",
+           "defensive_mixture", "DEFAULT_DEFENSIVE"]

@@ -93,7 +93,10 @@ class ImportanceSettings(DesignSettings):
 class OasisSettings(DesignSettings):
     """OASIS (seed 002): ``epsilon`` of eq. 12, ``n_strata``/``strata`` of the CSF or equal
     strata, ``prior_strength`` η per stratum (None: 2), ``decaying_prior`` (Remark 4),
-    ``v_star`` 'paper' or 'rms', ``threshold`` τ of the logistic prior, ``n_bins`` of CSF."""
+    ``v_star`` 'paper' or 'rms', ``threshold`` τ of the logistic prior, ``n_bins`` of CSF,
+    ``defensive`` the share d of v* taken from the prior's static v*_0 (0.5 by default since
+    issue 11, so no importance weight exceeds 1/d of the prior design's; 0 with the other
+    defaults is the published algorithm: :mod:`assay.designs.oasis`)."""
 
     name: ClassVar[str] = "oasis"
     epsilon: float = 1e-3
@@ -104,10 +107,13 @@ class OasisSettings(DesignSettings):
     v_star: str = "paper"
     threshold: float = 0.0
     n_bins: int | None = None
+    defensive: float = 0.5
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check(0.0 < self.epsilon <= 1.0, "epsilon", self.epsilon, "a number in (0, 1]")
+        self._check(0.0 <= self.defensive < 1.0, "defensive", self.defensive,
+                    "a share in [0, 1) (0: the published design)")
         self._check(isinstance(self.n_strata, int) and self.n_strata >= 1, "n_strata",
                     self.n_strata, "a whole number of strata ≥ 1")
         self._check(self.strata in STRATA, "strata", self.strata, "'csf' or 'equal'")
@@ -175,7 +181,8 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
 _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
                    "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "prior_strength",
-                   "decaying_prior", "v_star", "threshold", "n_bins", "alpha"}
+                   "decaying_prior", "v_star", "threshold", "n_bins", "alpha",
+                   "defensive"}
 
 
 def settings_from_options(design: str, options: dict[str, Any] | None,
