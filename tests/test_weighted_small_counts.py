@@ -93,3 +93,69 @@ def test_census_failures_do_not_count_toward_the_normal_rule():
     yhat = np.zeros((50, 1))
     fail, succ = _moving_counts(StratifiedSample(stratum, np.array([20, 3000])), ell, yhat, 0.0)
     assert int(fail[0]) == 1 and succ[0] > 10**6
+
+
+def test_detection_floors_go_top_down_within_their_cost():
+    """assay.core.allocation.floored_allocation: the Neyman allocation under bounds; a floor
+    is granted to the first stratum below the top that its Neyman share leaves unable to see
+    a count that matters; the strata above keep their share (a take-all stays whole); the
+    floors stop where the anticipated variance would grow by more than FLOOR_COST; the sum
+    is the budget and every n_h lies in [min(2, N_h), N_h]."""
+    from assay.core.allocation import (FLOOR_COST, _anticipated_variance, detection_floor,
+                                       floored_allocation)
+    sizes = np.array([300, 460, 1039, 930, 5000, 30000])
+    w = np.array([200.0, 10.0, 8.0, 5.0, 8.0, 20.0])
+    plain = floored_allocation(800, sizes, w, 0.0)
+    n = floored_allocation(800, sizes, w, 15.0)
+    assert plain[0] == n[0] == 300                                   # take-all kept
+    assert int(n.sum()) == 800 and np.all(n >= 2) and np.all(n <= sizes)
+    assert n[1] == plain[1] >= detection_floor(460, 15.0, 0.1)      # sees 15 already
+    assert n[2] >= detection_floor(1039, 15.0, 0.1) > plain[2]       # granted its floor
+    assert n[3] < detection_floor(930, 15.0, 0.1)                    # too costly: stop
+    assert n[-1] < plain[-1]                                         # paid by the tail
+    assert (_anticipated_variance(n, sizes, w)
+            <= (1 + FLOOR_COST) * _anticipated_variance(plain, sizes, w) + 1e-9)
+    assert np.array_equal(floored_allocation(800, sizes, w, 0.5), plain)  # nothing to see
+
+
+def test_detection_floor_sees_the_count_it_is_for():
+    """With the floor's sample size, a stratum holding c matches shows none with probability
+    ≤ β (hypergeometric, exact), and one label fewer is not enough for the binomial bound."""
+    from scipy import stats
+    from assay.core.allocation import detection_floor
+    for size, c in [(460, 15), (1039, 15), (930, 8), (50, 3)]:
+        n = detection_floor(size, float(c), 0.1)
+        assert stats.hypergeom(size, c, n).pmf(0) <= 0.1
+        assert (1 - c / size) ** (n - 1) > 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not met (issue 11): ties at 500 labels, world seed 7, "
+                   "recall coverage 0.895 over 400 repetitions (0.885 before the floors)")
+def test_stratified_recall_covers_at_500_labels_where_false_negatives_sit_below_the_top(
+        monkeypatch):
+    """Stratified (CSF, Neyman) at 500 labels on the ties world: false negatives in the strata
+    of 460–1,039 items just below the top stratum, at rates the plain allocation (two labels
+    first, then by weight) rarely drew. Recall coverage before / after the Neyman allocation
+    under bounds with detection floors (assay.core.allocation.floored_allocation): world seed
+    11 (seeds 1000 + r, 400 repetitions) 0.907 / 0.940; world seed 5 (seeds 5000 + r, 200)
+    0.905 / 0.945; here world seed 7, on which nothing was tuned (seeds 5000 + r, 400
+    repetitions), 0.885 / 0.895, below 0.95 − 3·√(.95·.05/400) = 0.917: its 9 + 4 false
+    negatives below the top are fewer than the count the floors are for (a tenth of the 152
+    predicted positives), so its allocation hardly moved. A strict xfail, stating the numbers,
+    until an allocation or interval meets it (assay.designs.stratified.DETECTION_FLOORS is
+    off by default: on here)."""
+    import assay
+    import assay.designs.stratified as stratified
+    from assay.worlds import WORLDS
+    monkeypatch.setattr(stratified, "DETECTION_FLOORS", True)
+    w = WORLDS["ties"](np.random.default_rng(7))
+    pool = assay.load_pool(w.frame.drop(columns=["label"]))
+    reps, hits = 400, {m: 0 for m in ("recall", "f1")}
+    for r in range(reps):
+        est = assay.evaluate(pool, w.frame[["id", "label"]], design="stratified", budget=500,
+                             seed=5000 + r, dataset="ties").estimates
+        for m in hits:
+            hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
+    low = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert all(h / reps >= low for h in hits.values()), hits
