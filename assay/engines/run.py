@@ -30,7 +30,8 @@ import pandas as pd
 from assay.core.types import Draw, Estimate
 from assay.designs.base import Design
 from assay.designs.settings import (AutoSettings, DesignSettings, ImportanceSettings,
-                                    PassiveSettings, StratifiedSettings, settings_from_options)
+                                    OasisSettings, PassiveSettings, StratifiedSettings,
+                                    settings_from_options)
 from assay.engines.base import Engine
 from assay.engines.manifest import RunManifest
 from assay.errors import AssayInputError
@@ -42,8 +43,8 @@ MAX_DRAWS_PER_LABEL = 50
 
 def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: int,
                   probability: str | None = None) -> Design:
-    """The design of ``settings`` on ``engine`` (``auto``, ``stratified``, ``importance``;
-    ``passive`` without replacement); others raise :class:`AssayInputError` naming the
+    """The design of ``settings`` on ``engine`` (``auto``, ``stratified``, ``importance``,
+    ``oasis``; ``passive`` without replacement); others raise :class:`AssayInputError` naming the
     design."""
     from assay.designs.passive import EngineUniformWithoutReplacement
     from assay.designs.stratified import EngineStratifiedDesign
@@ -64,9 +65,22 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
         from assay.designs.importance import EngineImportanceDesign
         return EngineImportanceDesign(engine, np.random.default_rng(seed), seed, settings.alpha,
                                       settings.epsilon, probability)
+    if isinstance(settings, OasisSettings):
+        if settings.threshold != 0.0:
+            raise AssayInputError("--threshold", f"{settings.threshold}",
+                                  expected="0 for OASIS on an engine (the prior is the logistic "
+                                           "of the score, or the probability column)")
+        from assay.designs.oasis_engine import EngineOasisDesign
+        return EngineOasisDesign(engine, budget, np.random.default_rng(seed), seed,
+                                 alpha=settings.alpha, epsilon=settings.epsilon,
+                                 n_strata=settings.n_strata, strata=settings.strata,
+                                 prior_strength=settings.prior_strength,
+                                 decaying_prior=settings.decaying_prior, v_star=settings.v_star,
+                                 n_bins=settings.n_bins, defensive=settings.defensive,
+                                 probability=probability)
     what = "passive --replace" if isinstance(settings, PassiveSettings) else settings.name
     raise AssayInputError(f"--design {what}", "does not run on an engine yet",
-                          expected="--design auto, stratified, importance or passive "
+                          expected="--design auto, stratified, importance, oasis or passive "
                                    "(without --replace) for a pool on an engine")
 
 
