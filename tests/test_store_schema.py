@@ -69,8 +69,7 @@ def test_v0_store_migrates_with_no_label_lost(v0_copy):
 def test_v0_store_resumes_without_asking_again(v0_copy, monkeypatch):
     # the store holds the labels of release 0.1.0's draws; this test is of the migration
     # (labels kept and reused by key), so it draws as 0.1.0 did: without the detection floors
-    # that the default stratified allocation has had since session 10 (a rerun with them asks
-    # for the items they add)
+    # (off by default; a rerun with them on asks for the items they add)
     import assay.designs.stratified as stratified
     monkeypatch.setattr(stratified, "DETECTION_FLOORS", False)
     df = pd.read_parquet(V0_POOL)

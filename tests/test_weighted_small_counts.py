@@ -149,8 +149,8 @@ def test_stratified_recall_covers_at_500_labels_where_false_negatives_sit_below_
     repetitions), 0.885 / 0.895, below 0.95 − 3·√(.95·.05/400) = 0.917: its 9 + 4 false
     negatives below the top are fewer than the count the floors are for (a tenth of the 152
     predicted positives), so its allocation hardly moved. A strict xfail, stating the numbers,
-    until an allocation or interval meets it (assay.designs.stratified.DETECTION_FLOORS, on by
-    default since session 10)."""
+    until an allocation or interval meets it (assay.designs.stratified.DETECTION_FLOORS is
+    off by default: on here)."""
     import assay.designs.stratified as stratified
     monkeypatch.setattr(stratified, "DETECTION_FLOORS", True)
     reps, hits = 400, _ties_coverage(world_seed=7, budget=500, reps=400)
