@@ -213,6 +213,7 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
     kappas = np.concatenate(([0.0], np.asarray(knees, dtype=np.float64)))
     tails = np.where(tail > kappas, tail, 0.0)
     theta: list[np.ndarray] = [np.zeros(0)] * kappas.size
+    design: list[np.ndarray] = [np.zeros(0)] * kappas.size     # each knee's accepted X
     deg = np.full(kappas.size, degree)
     for d in sorted({degree, 1}, reverse=True):
         for has_tail in (True, False):
@@ -229,15 +230,13 @@ def fit_hinge_calibration(ranks: np.ndarray, labels: np.ndarray,
             if start is not None:
                 start.update(zip(names, modes.copy()))
             fitted = _steep_tail(modes, tail if has_tail else 0.0)
-            for j, th in zip(todo, fitted):
+            for i, (j, th) in enumerate(zip(todo, fitted)):
                 if d >= 2 and th[2] > 0:        # curvature upwards: the straight decay instead
                     deg[j] = 1
                 else:
-                    theta[j] = th
-    loglik = [_loglik(design_matrix(lr, int(deg[j]), kappas[j], tails[j]), y, theta[j])
-              for j in range(kappas.size)]
-    j = int(np.argmax(loglik))
-    return _calibration(design_matrix(lr, int(deg[j]), kappas[j], tails[j]), y, theta[j],
+                    theta[j], design[j] = th, X[i]
+    j = int(np.argmax([_loglik(design[k], y, theta[k]) for k in range(kappas.size)]))
+    return _calibration(design[j], y, theta[j],
                         _precision(theta[j].size, bool(tails[j]), PRIOR_SD, tail_sd),
                         float(kappas[j]), float(tails[j]))
 

@@ -106,8 +106,9 @@ class RankedStrata:
         decay may steepen (:func:`assay.core.calibration.fit_hinge_calibration`), weighted by
         Akaike weights exp(ℓ_k − p_k) (Burnham & Anderson 2002, §2.9): the tail beyond the labels
         is an extrapolation, and the two shapes bracket it. ``scaled``: the tail knee's prior
-        s.d. is :meth:`tail_prior_sd`'s, else ``tail_sd`` (the design's allocation uses the
-        latter; the model-based estimate averages both, :meth:`RankModel.predictive`).
+        s.d. is :meth:`tail_prior_sd`'s, else ``tail_sd`` (the design's allocation and, unless
+        :data:`AVERAGE_TAIL_PRIORS`, the model-based estimate use the latter;
+        :meth:`RankModel.predictive`).
         ``start``: the Newton starting points kept between refits
         (:func:`~assay.core.calibration.fit_hinge_calibration`)."""
         if len(seen) < 2:

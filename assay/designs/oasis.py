@@ -267,8 +267,6 @@ class OasisDesign(Design):
                  n_bins: int | None = None, precomputed_strata: Strata | None = None,
                  cross_fit: bool = False, defensive: float = DEFAULT_DEFENSIVE) -> None:
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
-        if not 0.0 <= defensive < 1.0:
-            raise ValueError(f"defensive must be in [0, 1), got {defensive}")
         predictions = np.asarray(predictions)
         n = int(predictions.shape[0])
         if n == 0:

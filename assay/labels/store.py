@@ -14,10 +14,9 @@ migration from release 0.1.0 are in :mod:`assay.labels.schema`.
 """
 from __future__ import annotations
 
-import numbers
-
 import functools
 import json
+import numbers
 import time
 from dataclasses import dataclass
 from pathlib import Path
