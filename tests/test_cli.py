@@ -73,6 +73,12 @@ def test_api_result_equals_cli_json(files):
     (["--budget", "10", "--labels", "MISSING.csv"], "MISSING.csv: file not found"),
     (["--budget", "10", "--confidence", "1.5"], "--confidence"),
     (["--budget", "10", "--design", "importance", "--epsilon", "0"], "epsilon"),
+    (["--budget", "10", "--design", "oasis", "--epsilon", "1.5"], "--epsilon"),
+    (["--budget", "10", "--design", "oasis", "--defensive", "1"], "--defensive"),
+    (["--budget", "10", "--design", "oasis", "--defensive", "-0.1"], "--defensive"),
+    (["--budget", "10", "--design", "oasis", "--defensive", "nan"], "--defensive"),
+    (["--budget", "10", "--design", "auto", "--defensive", "0"], "--design oasis"),
+    (["--budget", "10", "--defensive", "0.2"], "--design oasis"),
 ])
 def test_user_errors_exit_2_without_traceback(files, args, needle):
     full = ["evaluate", str(files / "pool.csv"), "--store", str(files / "e.db")]
@@ -148,3 +154,57 @@ def test_the_report_shows_the_score_blind_audit_and_its_cost(files, tmp_path):
     assert f"Score-blind audit: 30 labels (10.0% of {res.labels_used:,})" in page
     plain = render_html(evaluate(files / "pool.csv", files / "gold.parquet", budget=300, seed=4))
     assert "Score-blind audit" not in plain
+
+
+def _oasis_settings_seen(monkeypatch):
+    """The settings each path builds from the command's options (memory: assay.evaluation;
+    engines: assay.engines.run), recorded as they are made."""
+    import assay.engines.run as engine_run
+    import assay.evaluation as evaluation
+    from assay.designs.settings import settings_from_options
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(settings_from_options(*args, **kwargs))
+        return seen[-1]
+    monkeypatch.setattr(evaluation, "settings_from_options", spy)
+    monkeypatch.setattr(engine_run, "settings_from_options", spy)
+    return seen
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_oasis_defensive_and_epsilon_reach_the_design(files, monkeypatch, engine):
+    """``--defensive`` and ``--epsilon`` are OASIS's d and ε on the in-memory and the engine
+    path (each design keeps its default when they are not given; ``--epsilon`` stays
+    importance's with ``--design importance``), and they change the draws."""
+    from assay.designs.settings import ImportanceSettings, OasisSettings
+    pd.read_csv(files / "pool.csv").to_parquet(files / "pool.parquet")
+    seen = _oasis_settings_seen(monkeypatch)
+
+    def run(name, *extra):
+        out = files / f"{engine}_{name}.json"
+        res = runner.invoke(app, ["evaluate", str(files / "pool.parquet"), "--engine", engine,
+                                  "--labels", str(files / "gold.parquet"), "--budget", "200",
+                                  "--seed", "3", "--store", str(files / f"{engine}_{name}.db"),
+                                  "--json", str(out), *extra])
+        assert res.exit_code == 0, res.output
+        return json.loads(out.read_text())["estimates"]
+
+    default = run("default", "--design", "oasis")
+    assert seen[-1] == OasisSettings()
+    assert run("half", "--design", "oasis", "--defensive", "0.5") == default
+    published = run("published", "--design", "oasis", "--defensive", "0", "--epsilon", "0.01")
+    assert seen[-1] == OasisSettings(defensive=0.0, epsilon=0.01)
+    assert published != default
+    run("importance", "--design", "importance", "--epsilon", "0.2")
+    assert seen[-1] == ImportanceSettings(epsilon=0.2)
+
+
+def test_bad_oasis_option_on_the_engine_path_is_one_line(files):
+    pd.read_csv(files / "pool.csv").to_parquet(files / "pool.parquet")
+    res = runner.invoke(app, ["evaluate", str(files / "pool.parquet"), "--engine", "duckdb",
+                              "--labels", str(files / "gold.parquet"), "--design", "oasis",
+                              "--defensive", "2", "--store", str(files / "b.db")])
+    assert res.exit_code == 2
+    assert "--defensive" in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -137,10 +137,17 @@ def _design(design: Optional[DesignName]) -> str | None:
     return design.value if design is not None else None
 
 
-def _options(strata: str, n_strata: int, allocation: str, epsilon: float,
-             replace: bool) -> dict[str, Any]:
-    return {"strata": strata, "n_strata": n_strata, "allocation": allocation,
+def _options(strata: str, n_strata: int, allocation: str, epsilon: float | None,
+             replace: bool, design: str | None = None,
+             defensive: float | None = None) -> dict[str, Any]:
+    """The settings of every design from the command's options (each design keeps its own:
+    :func:`assay.designs.settings.settings_from_options`); ``--epsilon`` is OASIS's ε when the
+    design is OASIS, importance's otherwise, and None leaves each design's default."""
+    opts = {"strata": strata, "n_strata": n_strata, "allocation": allocation,
             "epsilon": epsilon, "replace": replace}
+    if design == "oasis":
+        opts.update(oasis_epsilon=epsilon, defensive=defensive)
+    return opts
 
 
 def _check_run(seed: int, json_out: Optional[Path], report: Optional[Path]) -> None:
@@ -232,7 +239,14 @@ def evaluate(
     n_strata: int = typer.Option(30, min=1, help="Stratified: number of strata."),
     allocation: AllocationName = typer.Option(AllocationName.neyman, help="Stratified: 'neyman' "
                                                                         "or 'proportional'."),
-    epsilon: float = typer.Option(0.1, help="Importance: weight of the uniform mixture."),
+    epsilon: Optional[float] = typer.Option(None, help="Importance and OASIS: weight of the "
+                                            "uniform mixture (default 0.1 for importance, "
+                                            "0.001 for OASIS).", show_default=False),
+    defensive: Optional[float] = typer.Option(None, help="OASIS: share d of v* taken from "
+                                              "the prior's static v*_0, in [0, 1), so no weight "
+                                              "exceeds 1/d of the prior design's (default 0.5; "
+                                              "0 is the published algorithm).",
+                                              show_default=False),
     replace: bool = typer.Option(False, help="Passive: sample with replacement."),
     fpr: float = typer.Option(0.0, help="Simulate an annotator with this false-positive rate."),
     fnr: float = typer.Option(0.0, help="Simulate an annotator with this false-negative rate."),
@@ -263,8 +277,14 @@ def evaluate(
     from assay.formats.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
-    if not 0.0 < epsilon <= 1.0:
+    if epsilon is not None and not 0.0 < epsilon <= 1.0:
         raise AssayInputError("--epsilon", str(epsilon), expected="a number in (0, 1]")
+    if defensive is not None and not 0.0 <= defensive < 1.0:
+        raise AssayInputError("--defensive", str(defensive),
+                              expected="a share in [0, 1) (0: the published OASIS)")
+    if defensive is not None and design is not DesignName.oasis:
+        raise AssayInputError("--defensive", f"{defensive} with --design "
+                              f"{_design(design) or 'auto'}", expected="--design oasis")
     for option, rate in (("--fpr", fpr), ("--fnr", fnr)):
         if not 0.0 <= rate <= 1.0:
             raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
@@ -278,7 +298,8 @@ def evaluate(
                                   "on an engine yet", expected="a gold file alone")
         _run_engine(spec, str(labels), _design(design) or "auto", budget, seed,
                     confidence, store, json_out, report, dataset, annotator or "gold",
-                    _options(strata.value, n_strata, allocation.value, epsilon, replace),
+                    _options(strata.value, n_strata, allocation.value, epsilon, replace,
+                             _design(design), defensive),
                     id_col or None, name)
         return
     p = load_pool(pool, id_columns=id_col or None)
@@ -286,7 +307,8 @@ def evaluate(
     if fpr or fnr or votes > 1:
         src = simulated_panel(src, votes, fpr, fnr, seed)
     _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
-         annotator, _options(strata.value, n_strata, allocation.value, epsilon, replace),
+         annotator, _options(strata.value, n_strata, allocation.value, epsilon, replace,
+                             _design(design), defensive),
          id_col, on_conflict=on_conflict.value)
 
 
