@@ -1,168 +1,249 @@
-"""Exhaustive annotation of a document (seed 001): the annotator marks every entity mention of a
-unit's text with its type (PER / ORG / GPE / DATE / TITLE), canonical mention and optional link,
-and the relation between mention pairs; finishing the document records the unit's true items
-(``subject canonical <TAB> relation <TAB> object canonical``, the key of ``assay campaign
-submit --key subject,relation,object``) with :meth:`OnDemandCampaign.annotate_units`, and the
-mentions (``assay_svc_mentions``). Unlinked mentions are then clustered across documents
-(``/clusters``: each gets a cluster name, the same name for the same entity). The documents are the campaign's kept records with a ``text`` field
-(``POST /api/records``); one already annotated is not offered again.
+"""Exhaustive annotation of a document (seed 001), in two tasks per annotator:
 
->>> true_items([{"text": "Ann", "type": "PER", "canonical": "Ann Lee"},
-...             {"text": "Acme", "type": "ORG"}], [{"subject": 0, "relation": "employer",
-...             "object": 1}], "Ann joined Acme.")
-['Ann Lee\\temployer\\tAcme']
+1. **mentions** (``GET /exhaustive``): mark every entity mention of the document's text as a
+   character span (select it with the mouse, or type it: its first unmarked occurrence), with
+   its type (PER / ORG / GPE / DATE / TITLE), canonical mention and optional link. ``POST
+   /exhaustive/draft`` saves them unsubmitted (the page reloads the draft), ``POST
+   /exhaustive/mentions`` submits them (``assay_svc_mentions``);
+2. **relations**: for each pair of submitted mentions in one sentence whose types a relation
+   joins, one choice from the fixed list of :data:`~assay.service.exhaustive_model.RELATIONS`
+   or none (keys 0-9 pick, the page moves to the next pair); ``POST /exhaustive`` finishes.
+
+k annotators do each document (``POST /exhaustive/settings``, admin; default
+:func:`~assay.service.exhaustive_store.documents_k`); when the k-th finishes, the items more
+than half of them gave (``subject canonical <TAB> relation <TAB> object canonical``) are the
+unit's truth, recorded with :meth:`OnDemandCampaign.annotate_units`. The admin page shows the
+annotators' agreement on mentions (mean pairwise span F1). ``POST /exhaustive`` with
+``mentions`` and ``relations`` (JSON; relations as ``{"subject": i, "relation": r, "object":
+j}`` by index) does both tasks at once (the API's form). Unlinked mentions are clustered across
+documents at ``/clusters``. The documents are the campaign's kept records with a ``text``
+field (``POST /api/records``).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
 from assay.errors import AssayError, AssayInputError
-from assay.formats.pool import KEY_SEPARATOR
-from assay.labels.schema import now
 from assay.ondemand import OnDemandCampaign
+from assay.service import exhaustive_store as xs
 from assay.service import views
-from assay.service.app import need, need_post, render, store_of
+from assay.service.app import Caller, need, need_post, render, store_of, templates
 from assay.service.auth import audit
-from assay.service.schema import mentions_table, records_table
+from assay.service.exhaustive_model import (RELATIONS, REVERSED, TYPES, Mention, PairTask,
+                                            check_relations, in_text_order, majority_items,
+                                            pair_tasks, resolve, sentences, true_items)
+from assay.service.queue import _lock
+from assay.service.schema import mentions_table
 
-TYPES = ("PER", "ORG", "GPE", "DATE", "TITLE")
 router = APIRouter()
 
 
-def true_items(mentions: list[dict[str, Any]], relations: list[dict[str, Any]],
-               text: str) -> list[str]:
-    """The unit's true item keys from its mentions and relations; a mention not in the text,
-    an unknown type or a relation naming no mention is an :class:`AssayInputError`."""
-    for k, m in enumerate(mentions):
-        if not str(m.get("text", "")).strip() or str(m["text"]) not in text:
-            raise AssayInputError(f"mention {k + 1}", f"{m.get('text')!r} is not in the text")
-        if m.get("type") not in TYPES:
-            raise AssayInputError(f"mention {k + 1}", f"type {m.get('type')!r}",
-                                  expected=" / ".join(TYPES))
-    keys = []
-    for k, r in enumerate(relations):
-        try:
-            s, o = mentions[int(r["subject"])], mentions[int(r["object"])]
-        except (KeyError, ValueError, IndexError, TypeError):
-            raise AssayInputError(f"relation {k + 1}", "names no marked mention") from None
-        rel = str(r.get("relation", "")).strip()
-        if not rel or KEY_SEPARATOR in rel:
-            raise AssayInputError(f"relation {k + 1}", "no relation name")
-        canon = [str(m.get("canonical") or m["text"]).strip() for m in (s, o)]
-        keys.append(KEY_SEPARATOR.join([canon[0], rel, canon[1]]))
-    return list(dict.fromkeys(keys))
+def _campaign(request: Request, name: str) -> OnDemandCampaign:
+    if views.campaign_row(store_of(request), name) is None:
+        raise HTTPException(404, "no such campaign")
+    return OnDemandCampaign.open(store_of(request), name)
 
 
-def _documents(request: Request, camp: OnDemandCampaign) -> list[tuple[str, str]]:
-    done = set(camp.od.units(camp.row.id))
-    with store_of(request).engine.connect() as conn:
-        rows = conn.execute(select(records_table.c.record, records_table.c.data).where(
-            records_table.c.campaign == camp.row.name).order_by(records_table.c.record)).all()
-    out = []
-    for r in rows:
-        text = json.loads(r.data).get("text")
-        if text and r.record not in done:
-            out.append((r.record, str(text)))
-    return out
+def _offered(request: Request, camp: OnDemandCampaign, c: Caller) -> dict[str, str]:
+    return xs.offered(store_of(request).engine, camp.row.name, c.user.name,
+                      set(camp.od.units(camp.row.id)))
+
+
+def _segments(text: str, task: PairTask, ms: list[Mention]) -> list[tuple[str, bool]]:
+    """The pair's sentence in pieces, its two mentions marked."""
+    a, b = sentences(text)[task.sentence]
+    m1, m2 = ms[task.first], ms[task.second]
+    return [(text[a:m1.start], False), (m1.text, True), (text[m1.end:m2.start], False),
+            (m2.text, True), (text[m2.end:b], False)]
 
 
 @router.get("/exhaustive", response_class=HTMLResponse)
 def page(request: Request, campaign: str, message: str | None = None) -> Response:
     c = need(request, "annotator", "admin")
-    if views.campaign_row(store_of(request), campaign) is None:
-        raise HTTPException(404, "no such campaign")
-    camp = OnDemandCampaign.open(store_of(request), campaign)
-    docs = _documents(request, camp)
-    doc = _lease_document(store_of(request).engine, campaign, c.user.name,
-                          [u for u, _ in docs])
-    return render(request, "exhaustive.html", c, campaign=campaign, types=TYPES,
-                  doc=None if doc is None else (doc, dict(docs)[doc]), left=len(docs),
-                  message=message)
+    camp = _campaign(request, campaign)
+    docs = _offered(request, camp, c)
+    engine = store_of(request).engine
+    unit = xs.lease(engine, campaign, c.user.name, list(docs))
+    ctx: dict[str, Any] = {"campaign": campaign, "types": TYPES, "left": len(docs),
+                           "message": message, "doc": None, "stage": "mentions"}
+    if unit is not None:
+        w = xs.work(engine, campaign, unit, c.user.name)
+        ms = [] if w is None else w.mentions
+        ctx.update(doc=(unit, docs[unit]), mentions=[m.as_dict() for m in ms],
+                   k=xs.documents_k(engine, campaign))
+        if w is not None and w.state == "mentions":
+            tasks = pair_tasks(ms, docs[unit])
+            ctx.update(stage="relations", tasks=[
+                (t, _segments(docs[unit], t, ms)) for t in tasks])
+    return render(request, "exhaustive.html", c, **ctx)
 
 
-def _lease_document(engine: Any, campaign: str, annotator: str, units: list[str]
-                    ) -> str | None:
-    """The document to show ``annotator``: one they hold, else the first one nobody holds,
-    leased to them for :data:`assay.service.queue.LEASE_SECONDS` (concurrent annotators get
-    different documents; every one held: the first, as before)."""
-    from assay.service.queue import LEASE_SECONDS, _lock
-    from assay.service.schema import leases_table as le
-    if not units:
-        return None
-    t = now()
-    keys = {f"#doc:{u}": u for u in units}
+async def _document(request: Request
+                    ) -> tuple[Caller, dict[str, Any], OnDemandCampaign, str, str]:
+    """The caller, the form, the campaign and the document (unit, text) it names: one offered
+    to the caller, else 404."""
+    c, form = await need_post(request, "annotator", "admin")
+    camp = _campaign(request, str(form.get("campaign", "")))
+    unit = str(form.get("unit", ""))
+    docs = _offered(request, camp, c)
+    if unit not in docs:
+        raise HTTPException(404, "no such document to annotate")
+    return c, form, camp, unit, docs[unit]
+
+
+def _mentions_of(form: Mapping[str, Any], text: str) -> list[Mention]:
+    try:
+        raw = json.loads(str(form.get("mentions") or "[]"))
+        return in_text_order(resolve(raw, text))[0]
+    except (ValueError, AssayError) as exc:
+        raise HTTPException(400, " ".join(str(exc).split())) from None
+
+
+def _back(campaign: str, message: str) -> Response:
+    return RedirectResponse(f"/exhaustive?campaign={quote(campaign)}&message={quote(message)}",
+                            status_code=303)
+
+
+def _stage(request: Request, camp: OnDemandCampaign, unit: str, who: str,
+           allowed: tuple[Any, ...]) -> xs.Work | None:
+    w = xs.work(store_of(request).engine, camp.row.name, unit, who)
+    if (None if w is None else w.state) not in allowed:
+        raise HTTPException(409, f"document {unit}: its mentions are already submitted")
+    return w
+
+
+@router.post("/exhaustive/draft")
+async def draft(request: Request) -> Response:
+    """Save the mentions marked so far without submitting them."""
+    c, form, camp, unit, text = await _document(request)
+    ms = _mentions_of(form, text)
+    _stage(request, camp, unit, c.user.name, (None, "draft"))
+    engine = store_of(request).engine
     with engine.begin() as conn:
-        _lock(conn, campaign)
-        held = conn.execute(select(le.c.item, le.c.annotator).where(
-            (le.c.campaign == campaign) & le.c.item.in_(list(keys)) & (le.c.expires_at > t))
-            ).all()
-        mine = [keys[h.item] for h in held if h.annotator == annotator]
-        taken = {keys[h.item] for h in held}
-        free = [u for u in units if u not in taken]
-        unit = mine[0] if mine else (free[0] if free else units[0])
-        conn.execute(delete(le).where((le.c.campaign == campaign)
-                                      & (le.c.item == f"#doc:{unit}")
-                                      & (le.c.annotator == annotator)))
-        conn.execute(le.insert().values(campaign=campaign, item=f"#doc:{unit}",
-                                        annotator=annotator,
-                                        expires_at=t + dt.timedelta(seconds=LEASE_SECONDS)))
-    return unit
+        xs.save(conn, camp.row.name, unit, c.user.name, "draft", ms)
+        audit(engine, c.user.name, "exhaustive-draft", camp.row.name, unit,
+              {"mentions": len(ms)}, conn=conn)
+    return _back(camp.row.name, f"draft of {unit} saved ({len(ms)} mentions)")
+
+
+@router.post("/exhaustive/mentions")
+async def submit_mentions(request: Request) -> Response:
+    """Submit the document's mentions: its relation task is next."""
+    c, form, camp, unit, text = await _document(request)
+    ms = _mentions_of(form, text)
+    _stage(request, camp, unit, c.user.name, (None, "draft"))
+    engine = store_of(request).engine
+    with engine.begin() as conn:
+        xs.save(conn, camp.row.name, unit, c.user.name, "mentions", ms)
+        audit(engine, c.user.name, "exhaustive-mentions", camp.row.name, unit,
+              {"mentions": len(ms)}, conn=conn)
+    n = len(pair_tasks(ms, text))
+    return _back(camp.row.name, f"{len(ms)} mentions of {unit} submitted: now the relation "
+                                f"of each of {n} pairs")
+
+
+def _relations_by_index(raw: Any, where: list[int]) -> dict[tuple[int, int], str]:
+    """The API's relations (indices into the mentions as given) as pair -> option value."""
+    out = {}
+    for k, r in enumerate(raw if isinstance(raw, list) else [None]):
+        try:
+            s, o = where[int(r["subject"])], where[int(r["object"])]
+        except (KeyError, ValueError, IndexError, TypeError):
+            raise AssayInputError(f"relation {k + 1}", "names no marked mention") from None
+        rel = str(r.get("relation", "")).strip()
+        if rel not in {x[0] for x in RELATIONS}:
+            raise AssayInputError(f"relation {k + 1}", f"{rel!r}",
+                                  expected=" / ".join(x[0] for x in RELATIONS))
+        if s == o:
+            raise AssayInputError(f"relation {k + 1}", "joins a mention to itself")
+        out[(min(s, o), max(s, o))] = rel if s < o else rel + REVERSED
+    return out
 
 
 @router.post("/exhaustive")
 async def finish(request: Request) -> Response:
-    c, form = await need_post(request, "annotator", "admin")
-    campaign, unit = str(form.get("campaign", "")), str(form.get("unit", ""))
-    if views.campaign_row(store_of(request), campaign) is None:
-        raise HTTPException(404, "no such campaign")
-    camp = OnDemandCampaign.open(store_of(request), campaign)
-    docs = dict(_documents(request, camp))
-    if unit not in docs:
-        raise HTTPException(404, "no such document to annotate")
+    c, form, camp, unit, text = await _document(request)
+    engine, name = store_of(request).engine, camp.row.name
     try:     # everything checked before the first write
-        mentions = json.loads(str(form.get("mentions") or "[]"))
-        relations = json.loads(str(form.get("relations") or "[]"))
-        keys = true_items(mentions, relations, docs[unit])
+        if "mentions" in form:          # both tasks at once (the API's form)
+            raw = json.loads(str(form.get("mentions") or "[]"))
+            ms, where = in_text_order(resolve(raw, text))
+            chosen = _relations_by_index(json.loads(str(form.get("relations") or "[]")), where)
+            _stage(request, camp, unit, c.user.name, (None, "draft"))
+        else:
+            w = _stage(request, camp, unit, c.user.name, ("mentions",))
+            assert w is not None
+            ms = w.mentions
+            chosen = {}
+            for t in pair_tasks(ms, text):
+                chosen[(t.first, t.second)] = str(form.get(t.name) or "")
+        chosen = check_relations(ms, text, chosen)
+        keys = true_items(ms, chosen, text)
         corpus = camp.row.corpus_units
         if corpus is None or len(camp.od.units(camp.row.id)) + 1 > corpus:
-            raise AssayInputError(f"campaign {campaign!r}", "its corpus's number of units is "
+            raise AssayInputError(f"campaign {name!r}", f"its corpus's number of units is "
                                   f"{corpus}", expected="more units than annotated (set with "
                                   "assay campaign new --corpus-units)")
     except (ValueError, AssayError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
-    t, engine = mentions_table, store_of(request).engine
-    try:     # the unit's truth first: another annotator's different truth writes nothing
-        camp.annotate_units({unit: keys})
+    k = xs.documents_k(engine, name)
+    with engine.begin() as conn:
+        _lock(conn, name)
+        if "mentions" in form:
+            xs.save(conn, name, unit, c.user.name, "mentions", ms)
+        xs.save(conn, name, unit, c.user.name, "done", ms, chosen)
+        done = xs.done_works(conn, name, unit)
+        audit(engine, c.user.name, "exhaustive", name, unit,
+              {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
+               "true_items": len(keys)}, conn=conn)
+    if len(done) < k:
+        return _back(name, f"document {unit} done: waiting for {k - len(done)} more "
+                           f"annotator{'s' if k - len(done) > 1 else ''}")
+    truth = majority_items(true_items(d.mentions, d.relations, text) for d in done.values())
+    try:
+        camp.annotate_units({unit: truth})
     except AssayError as exc:
         raise HTTPException(409, " ".join(str(exc).split())) from None
-    with engine.begin() as conn:
-        conn.execute(delete(t).where((t.c.campaign == campaign) & (t.c.unit == unit)))
-        if mentions:
-            conn.execute(t.insert(), [
-                {"campaign": campaign, "unit": unit, "position": k, "text": str(m["text"]),
-                 "type": m["type"], "canonical": str(m.get("canonical") or m["text"]).strip(),
-                 "link": str(m.get("link") or "").strip() or None, "annotator": c.user.name,
-                 "created_at": now()} for k, m in enumerate(mentions)])
-        audit(engine, c.user.name, "exhaustive", campaign, unit,
-              {"mentions": len(mentions), "relations": relations, "true_items": len(keys)},
-              conn=conn)
-    msg = quote(f"document {unit} done ({len(keys)} true items)")
-    return RedirectResponse(f"/exhaustive?campaign={quote(campaign)}&message={msg}",
+    return _back(name, f"document {unit} done ({len(truth)} true items)")
+
+
+@router.post("/exhaustive/settings")
+async def settings(request: Request) -> Response:
+    """Annotators per document of a campaign (admin)."""
+    c, form = await need_post(request, "admin")
+    name = str(form.get("campaign", ""))
+    _campaign(request, name)
+    try:
+        k = int(str(form.get("k", "")))
+        xs.set_documents_k(store_of(request).engine, name, k)
+    except ValueError:
+        raise HTTPException(400, "k: annotators per document, an integer of at least 1"
+                            ) from None
+    audit(store_of(request).engine, c.user.name, "exhaustive-settings", name, detail={"k": k})
+    return RedirectResponse(f"/admin?message={quote(f'{name}: {k} annotators per document')}",
                             status_code=303)
+
+
+def _summaries(request: Request) -> list[xs.Summary]:
+    """The admin page's exhaustive annotation table (a template global: ``admin.html``)."""
+    store = store_of(request)
+    return xs.summaries(store.engine, views.campaigns(store))
+
+
+templates.env.globals["exhaustive_summaries"] = _summaries
 
 
 # -- cross-document clustering of unlinked mentions ------------------------------------------
 @router.get("/clusters", response_class=HTMLResponse)
 def clusters(request: Request, campaign: str) -> Response:
-    """Every mention with no link, across the campaign's documents, with its cluster (default
-    suggestion: its canonical mention); the clusters given so far are offered."""
+    """Every submitted mention with no link, across the campaign's documents, with its cluster
+    (default suggestion: its canonical mention); the clusters given so far are offered."""
     c = need(request, "annotator", "admin")
     t = mentions_table
     with store_of(request).engine.connect() as conn:
@@ -188,4 +269,4 @@ async def clusters_post(request: Request) -> Response:
     return RedirectResponse(f"/clusters?campaign={quote(campaign)}", status_code=303)
 
 
-__all__ = ["TYPES", "router", "true_items"]
+__all__ = ["RELATIONS", "TYPES", "router"]

@@ -16,7 +16,9 @@
   annotators it needs now and, once resolved, the aggregated value;
 * ``records`` — what an annotator is shown of an item's records (an ER pair side by side);
 * ``mentions`` — the entity mentions marked in exhaustively annotated documents, and the
-  cross-document cluster given to each unlinked one (revision 0004);
+  cross-document cluster given to each unlinked one (revision 0004); each one's character span
+  and its annotator in the unique key (revision 0007; the annotators' drafts and per-document
+  settings in :mod:`assay.service.exhaustive_store`);
 * ``leases`` — an item served to an annotator, held for them until the lease expires, so
   concurrent annotators are served different items (revision 0005);
 * ``gold`` — gold questions: items whose label is known, shown to annotators among the queued
@@ -145,7 +147,9 @@ mentions_table = Table(
     Column("cluster", Text, nullable=True),             # cross-document cluster of an unlinked one
     Column("annotator", String(NAME), nullable=False),
     Column("created_at", DateTime, nullable=False),
-    UniqueConstraint("campaign", "unit", "position", name="uq_svc_mention"),
+    Column("start_char", Integer, nullable=True),       # revision 0007: the span in the text
+    Column("end_char", Integer, nullable=True),         # (NULL: stored before 0007)
+    UniqueConstraint("campaign", "unit", "annotator", "position", name="uq_svc_mention"),
 )
 
 leases_table = Table(

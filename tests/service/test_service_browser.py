@@ -189,44 +189,6 @@ def test_submitter_cannot_reach_labels_and_csrf_is_checked(browser, site):
     admin.close()
 
 
-def test_exhaustive_annotation_of_a_document(browser, site):
-    svc, er, base, shots = site
-    from assay.ondemand import OnDemandCampaign
-    docs = OnDemandCampaign.create(svc.store, "docs", annotator="consensus", corpus_units=100)
-    views.add_records(svc.store, "docs", [
-        {"id": "d1", "text": "Ann Lee joined Acme Corp in 2010 as its chief engineer."},
-        {"id": "d2", "text": "It rained all day."}])
-    page = browser.new_page()
-    _login(page, base, "ann1")
-    page.goto(f"{base}/exhaustive?campaign=docs")
-    assert page.get_attribute("#doc", "data-unit") == "d1"
-    for text, typ, canon in (("Ann Lee", "PER", ""), ("Acme Corp", "ORG", "Acme"),
-                             ("2010", "DATE", ""), ("chief engineer", "TITLE", "")):
-        page.fill("#m-text", text)
-        page.select_option("#m-type", typ)
-        page.fill("#m-canonical", canon)
-        page.click("#add-mention")
-    for subj, rel, obj in ((0, "per:employee_of", 1), (0, "per:title", 3)):
-        page.select_option("#r-subject", str(subj))
-        page.fill("#r-relation", rel)
-        page.select_option("#r-object", str(obj))
-        page.click("#add-relation")
-    page.screenshot(path=str(shots / "exhaustive.png"), full_page=True)
-    page.click("#finish")
-    page.wait_for_selector("#message")
-    assert "d1 done (2 true items)" in page.inner_text("#message")
-    assert page.get_attribute("#doc", "data-unit") == "d2"
-    page.click("#finish")                                   # a document with no true item
-    page.wait_for_selector("#none")
-    assert docs.od.units(docs.row.id) == {
-        "d1": {"Ann Lee\tper:employee_of\tAcme", "Ann Lee\tper:title\tchief engineer"},
-        "d2": set()}
-    page.goto(f"{base}/clusters?campaign=docs")                  # the unlinked mentions
-    assert page.locator("#mentions input").count() == 4
-    page.screenshot(path=str(shots / "clusters.png"), full_page=True)
-    page.close()
-
-
 def test_every_page_fits_a_phone(browser, site):
     svc, er, base, shots = site
     ctx = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True)

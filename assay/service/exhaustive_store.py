@@ -1,0 +1,246 @@
+"""Where exhaustive annotation is kept (revision 0007), beside ``assay_svc_mentions``:
+
+* ``exhaustive_work`` — one row per (campaign, document, annotator): ``state`` is ``draft``
+  (mentions saved, not submitted: only this annotator sees them), ``mentions`` (submitted: they
+  are in ``assay_svc_mentions`` and the per-pair relation task is next) or ``done`` (relations
+  chosen); ``mentions`` holds the mention list (JSON), ``relations`` the chosen pairs;
+* ``exhaustive_settings`` — a campaign's annotators per document k. Without a row, the
+  campaign's queue setting k (``assay_svc_campaign_settings``) if it has one, else 1.
+
+A document is offered to an annotator until k annotators are done with it or its truth is
+recorded, never again to one who is done with it; once the k-th is done, the items more than
+half of them gave are the document's truth (:func:`assay.service.exhaustive_model.majority_items`).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, select
+from sqlalchemy.engine import Engine
+
+from assay.labels.schema import now
+from assay.service.exhaustive_model import Agreement, Mention, mention_agreement
+from assay.service.schema import (NAME, campaign_settings_table, leases_table, mentions_table,
+                                  records_table, service_metadata)
+
+STATES = ("draft", "mentions", "done")
+
+work_table = Table(
+    "assay_svc_exhaustive_work", service_metadata,
+    Column("campaign", String(NAME), primary_key=True),
+    Column("unit", String(NAME), primary_key=True),
+    Column("annotator", String(NAME), primary_key=True),
+    Column("state", String(16), nullable=False),        # draft | mentions | done
+    Column("mentions", Text, nullable=False),           # JSON list of Mention.as_dict()
+    Column("relations", Text, nullable=True),           # JSON [[first, second, value], ...]
+    Column("updated_at", DateTime, nullable=False),
+)
+
+exhaustive_settings_table = Table(
+    "assay_svc_exhaustive_settings", service_metadata,
+    Column("campaign", String(NAME), primary_key=True),
+    Column("k", Integer, nullable=False),               # annotators per document
+)
+
+
+@dataclass(frozen=True)
+class Work:
+    """An annotator's work on a document."""
+
+    state: str
+    mentions: list[Mention]
+    relations: dict[tuple[int, int], str]
+
+
+def documents_k(engine: Engine, campaign: str) -> int:
+    """Annotators per document: the campaign's own setting, else its queue's k, else 1."""
+    with engine.connect() as conn:
+        k = conn.execute(select(exhaustive_settings_table.c.k).where(
+            exhaustive_settings_table.c.campaign == campaign)).scalar()
+        if k is None:
+            k = conn.execute(select(campaign_settings_table.c.k).where(
+                campaign_settings_table.c.campaign == campaign)).scalar()
+    return 1 if k is None else int(k)
+
+
+def set_documents_k(engine: Engine, campaign: str, k: int) -> None:
+    if k < 1:
+        raise ValueError("annotators per document must be at least 1")
+    t = exhaustive_settings_table
+    with engine.begin() as conn:
+        conn.execute(delete(t).where(t.c.campaign == campaign))
+        conn.execute(t.insert().values(campaign=campaign, k=k))
+
+
+def _mentions(raw: str) -> list[Mention]:
+    return [Mention(int(m["start"]), int(m["end"]), m["text"], m["type"], m["canonical"],
+                    m.get("link") or None) for m in json.loads(raw)]
+
+
+def work(engine: Engine, campaign: str, unit: str, annotator: str) -> Work | None:
+    t = work_table
+    with engine.connect() as conn:
+        r = conn.execute(select(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
+                                         & (t.c.annotator == annotator))).first()
+    if r is None:
+        return None
+    rel = {(int(a), int(b)): str(v) for a, b, v in json.loads(r.relations or "[]")}
+    return Work(r.state, _mentions(r.mentions), rel)
+
+
+def texts(engine: Engine, campaign: str) -> dict[str, str]:
+    """The campaign's documents: kept records with a ``text`` field."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(records_table.c.record, records_table.c.data).where(
+            records_table.c.campaign == campaign).order_by(records_table.c.record)).all()
+    out = {}
+    for r in rows:
+        text = json.loads(r.data).get("text")
+        if text:
+            out[r.record] = str(text)
+    return out
+
+
+def _states(conn: Any, campaign: str) -> dict[str, dict[str, str]]:
+    t = work_table
+    out: dict[str, dict[str, str]] = {}
+    for r in conn.execute(select(t.c.unit, t.c.annotator, t.c.state).where(
+            t.c.campaign == campaign)):
+        out.setdefault(r.unit, {})[r.annotator] = r.state
+    return out
+
+
+def offered(engine: Engine, campaign: str, annotator: str, truth: set[str]) -> dict[str, str]:
+    """The documents ``annotator`` may work on (unit -> text): no truth recorded, fewer than k
+    annotators done, and not done by them; the ones they have started first."""
+    k = documents_k(engine, campaign)
+    with engine.connect() as conn:
+        states = _states(conn, campaign)
+    started, fresh = {}, {}
+    for unit, text in texts(engine, campaign).items():
+        by = states.get(unit, {})
+        done = sum(s == "done" for s in by.values())
+        if unit in truth or by.get(annotator) == "done" or done >= k:
+            continue
+        (started if annotator in by else fresh)[unit] = text
+    return {**started, **fresh}
+
+
+def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> str | None:
+    """The document to show ``annotator``: one they have started or hold, else the first one
+    held by fewer than k others, leased to them for
+    :data:`assay.service.queue.LEASE_SECONDS` (concurrent annotators get different documents
+    while there are enough; every one held: the first)."""
+    from assay.service.queue import LEASE_SECONDS, _lock
+    le = leases_table
+    if not units:
+        return None
+    k = documents_k(engine, campaign)
+    t = now()
+    keys = {f"#doc:{u}": u for u in units}
+    with engine.begin() as conn:
+        _lock(conn, campaign)
+        states = _states(conn, campaign)
+        held = conn.execute(select(le.c.item, le.c.annotator).where(
+            (le.c.campaign == campaign) & le.c.item.in_(list(keys)) & (le.c.expires_at > t))
+            ).all()
+        started = [u for u in units if annotator in states.get(u, {})]
+        mine = [keys[h.item] for h in held if h.annotator == annotator]
+        holders: dict[str, set[str]] = {}
+        for h in held:
+            holders.setdefault(keys[h.item], set()).add(h.annotator)
+        for u, by in states.items():
+            holders.setdefault(u, set()).update(by)
+        free = [u for u in units if len(holders.get(u, set()) - {annotator}) < k]
+        unit = (started or mine or free or units)[0]
+        conn.execute(delete(le).where((le.c.campaign == campaign)
+                                      & (le.c.item == f"#doc:{unit}")
+                                      & (le.c.annotator == annotator)))
+        conn.execute(le.insert().values(campaign=campaign, item=f"#doc:{unit}",
+                                        annotator=annotator,
+                                        expires_at=t + dt.timedelta(seconds=LEASE_SECONDS)))
+    return unit
+
+
+def save(conn: Any, campaign: str, unit: str, annotator: str, state: str,
+         mentions: list[Mention], relations: dict[tuple[int, int], str] | None = None) -> None:
+    """Write the annotator's work on the document (in the caller's transaction); submitted
+    mentions (state ``mentions``) are also written to ``assay_svc_mentions``."""
+    assert state in STATES
+    t, m = work_table, mentions_table
+    conn.execute(delete(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
+                                 & (t.c.annotator == annotator)))
+    conn.execute(t.insert().values(
+        campaign=campaign, unit=unit, annotator=annotator, state=state,
+        mentions=json.dumps([x.as_dict() for x in mentions]),
+        relations=None if relations is None else json.dumps(
+            [[a, b, v] for (a, b), v in sorted(relations.items())]),
+        updated_at=now()))
+    if state == "mentions":
+        conn.execute(delete(m).where((m.c.campaign == campaign) & (m.c.unit == unit)
+                                     & (m.c.annotator == annotator)))
+        if mentions:
+            conn.execute(m.insert(), [
+                {"campaign": campaign, "unit": unit, "position": k, "text": x.text,
+                 "type": x.type, "canonical": x.canonical, "link": x.link,
+                 "annotator": annotator, "created_at": now(), "start_char": x.start,
+                 "end_char": x.end} for k, x in enumerate(mentions)])
+
+
+def done_works(conn: Any, campaign: str, unit: str) -> dict[str, Work]:
+    t = work_table
+    rows = conn.execute(select(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
+                                        & (t.c.state == "done"))).all()
+    return {r.annotator: Work(r.state, _mentions(r.mentions), {
+        (int(a), int(b)): str(v) for a, b, v in json.loads(r.relations or "[]")})
+        for r in rows}
+
+
+def agreement(engine: Engine, campaign: str) -> Agreement:
+    """Mean pairwise typed-span F1 of the annotators' submitted mentions, over the documents
+    two or more annotators submitted (:func:`~assay.service.exhaustive_model.mention_agreement`;
+    mentions stored before revision 0007 have no span and are left out)."""
+    t, m = work_table, mentions_table
+    spans: dict[str, dict[str, set[tuple[int, int, str]]]] = {}
+    with engine.connect() as conn:
+        for r in conn.execute(select(t.c.unit, t.c.annotator).where(
+                (t.c.campaign == campaign) & t.c.state.in_(("mentions", "done")))):
+            spans.setdefault(r.unit, {})[r.annotator] = set()
+        for r in conn.execute(select(m.c.unit, m.c.annotator, m.c.start_char, m.c.end_char,
+                                     m.c.type).where((m.c.campaign == campaign)
+                                                     & m.c.start_char.is_not(None))):
+            if r.annotator in spans.get(r.unit, {}):
+                spans[r.unit][r.annotator].add((int(r.start_char), int(r.end_char), r.type))
+    return mention_agreement(spans)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A campaign's exhaustive annotation for the admin page."""
+
+    campaign: str
+    k: int
+    documents: int
+    annotations: int        # (document, annotator) done
+    agreement: Agreement
+
+
+def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
+    """One per campaign with documents to annotate exhaustively."""
+    out = []
+    for c in campaigns:
+        n = len(texts(engine, c))
+        if not n:
+            continue
+        with engine.connect() as conn:
+            done = sum(s == "done" for by in _states(conn, c).values() for s in by.values())
+        out.append(Summary(c, documents_k(engine, c), n, done, agreement(engine, c)))
+    return out
+
+
+__all__ = ["STATES", "Summary", "Work", "agreement", "documents_k", "done_works",
+           "exhaustive_settings_table", "lease", "offered", "save", "set_documents_k",
+           "summaries", "texts", "work", "work_table"]

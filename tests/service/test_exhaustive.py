@@ -1,0 +1,235 @@
+"""Exhaustive annotation over HTTP (seed 001): mentions as character spans checked against the
+text, drafts distinct from submitted mentions, the per-pair relation task of one sentence, k
+annotators per document with the document's truth their majority, the annotators' span F1 on
+the admin page, and the migration of mentions stored before revision 0007."""
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from urllib.parse import unquote
+
+from sqlalchemy import select
+
+from assay.ondemand import OnDemandCampaign
+from assay.service import exhaustive_store as xs
+from assay.service import migrate, queue, views
+from assay.service.schema import mentions_table
+
+from service_helpers import csrf_of
+
+TEXT = "Ann Lee joined Acme Corp in 2010. Bo Chan lives in Paris."
+ANN = {"start": 0, "end": 7, "text": "Ann Lee", "type": "PER"}
+ACME = {"start": 15, "end": 24, "text": "Acme Corp", "type": "ORG", "canonical": "Acme"}
+Y2010 = {"start": 28, "end": 32, "text": "2010", "type": "DATE"}
+BO = {"start": 34, "end": 41, "text": "Bo Chan", "type": "PER"}
+PARIS = {"start": 51, "end": 56, "text": "Paris", "type": "GPE", "link": "Q90"}
+
+
+def _docs(service, corpus=10):
+    OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=corpus)
+    views.add_records(service.store, "docs", [{"id": "d1", "text": TEXT},
+                                              {"id": "d2", "text": "It rained."}])
+    return OnDemandCampaign.open(service.store, "docs")
+
+
+def _post(c, path, tok, **fields):
+    return c.post(path, data={"csrf": tok, "campaign": "docs", **fields})
+
+
+def _draft_on_page(html: str) -> list[dict]:
+    return json.loads(unescape(re.search(r'<script type="application/json" id="draft">(.*?)'
+                                         r'</script>', html, re.S).group(1)))
+
+
+def test_spans_are_checked_against_the_text(service):
+    _docs(service)
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    for bad, said in (([{**ANN, "end": 6}], "'Ann Lee' is not the text at 0..6 ('Ann Le')"),
+                      ([{**ANN, "start": 50, "end": 57}], "is not the text at 50..57"),
+                      ([{**ANN, "start": 0, "end": 99}], "span 0..99"),
+                      ([ANN, {**ANN, "text": "Lee", "start": 4}], "overlaps 0..7"),
+                      ([{**ANN, "start": "x"}], "offsets 'x'"),
+                      ([{**ANN, "type": "CAT"}], "type 'CAT'"),
+                      ([{**ANN, "text": " "}], "no text")):
+        for path in ("/exhaustive/draft", "/exhaustive/mentions"):
+            r = _post(ann, path, tok, unit="d1", mentions=json.dumps(bad))
+            assert r.status_code == 400 and said in unescape(r.text), (bad, r.text[:300])
+    assert xs.work(service.store.engine, "docs", "d1", "ann1") is None       # nothing written
+    r = _post(ann, "/exhaustive/draft", tok, unit="nope", mentions="[]")
+    assert r.status_code == 404
+
+
+def test_draft_reloads_then_submitted_mentions_then_relation_per_pair(service):
+    docs = _docs(service)
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    r = _post(ann, "/exhaustive/draft", tok, unit="d1", mentions=json.dumps([ACME, ANN]))
+    assert r.status_code == 303 and "draft" in unquote(r.headers["location"])
+    page = ann.get("/exhaustive?campaign=docs").text
+    assert 'data-unit="d1"' in page
+    got = _draft_on_page(page)
+    assert [(m["start"], m["end"], m["type"], m["canonical"]) for m in got] == [
+        (0, 7, "PER", "Ann Lee"), (15, 24, "ORG", "Acme")]             # in text order
+    with service.store.engine.connect() as conn:                         # a draft is not
+        assert conn.execute(select(mentions_table)).all() == []          # submitted
+    assert 'id="relations-form"' not in page
+    # a second annotator does not see ann1's draft
+    other = service.client("ann2")
+    assert _draft_on_page(other.get("/exhaustive?campaign=docs").text) == []
+    r = _post(ann, "/exhaustive/mentions", tok, unit="d1",
+              mentions=json.dumps([ANN, ACME, Y2010, BO, PARIS]))
+    assert r.status_code == 303, r.text
+    with service.store.engine.connect() as conn:
+        rows = conn.execute(select(mentions_table.c.text, mentions_table.c.start_char,
+                                   mentions_table.c.end_char, mentions_table.c.annotator)
+                            .order_by(mentions_table.c.position)).all()
+    assert [tuple(r) for r in rows] == [("Ann Lee", 0, 7, "ann1"), ("Acme Corp", 15, 24, "ann1"),
+                                        ("2010", 28, 32, "ann1"), ("Bo Chan", 34, 41, "ann1"),
+                                        ("Paris", 51, 56, "ann1")]
+    # submitted: a draft may no longer replace them; reloading shows the relation task
+    assert _post(ann, "/exhaustive/draft", tok, unit="d1", mentions="[]").status_code == 409
+    page = ann.get("/exhaustive?campaign=docs").text
+    assert 'id="relations-form"' in page
+    pairs = re.findall(r'<fieldset class="pair-task" id="pair-(\d+)-(\d+)"', page)
+    # one sentence each: Ann Lee/Acme (employee_of ...) and Ann Lee/2010 (date of birth ...);
+    # Acme/2010 (org:date_founded); Bo Chan/Paris; never Ann Lee/Bo Chan (two sentences)
+    assert pairs == [("0", "1"), ("0", "2"), ("1", "2"), ("3", "4")]
+    assert 'value="per:employee_of"' in page and 'value="per:residence"' in page
+    # an option of another pair, a pair across sentences: refused, nothing written
+    r = _post(ann, "/exhaustive", tok, unit="d1", rel_0_1="per:residence")
+    assert r.status_code == 400 and "per:employee_of" in unescape(r.text)
+    r = _post(ann, "/exhaustive", tok, unit="d1", rel_0_3="per:siblings")
+    assert r.status_code == 303        # not a task of the page: not read (no such field)
+    assert docs.od.units(docs.row.id) == {"d1": set()}
+
+
+def test_relations_chosen_make_the_truth(service):
+    docs = _docs(service)
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    _post(ann, "/exhaustive/mentions", tok, unit="d1",
+          mentions=json.dumps([ANN, ACME, Y2010, BO, PARIS]))
+    r = _post(ann, "/exhaustive", tok, unit="d1", rel_0_1="per:employee_of",
+              rel_1_2="org:date_founded", rel_3_4="per:residence", rel_0_2="")
+    assert r.status_code == 303 and "d1 done (3 true items)" in unquote(r.headers["location"])
+    assert docs.od.units(docs.row.id)["d1"] == {"Ann Lee\tper:employee_of\tAcme",
+                                                "Acme\torg:date_founded\t2010",
+                                                "Bo Chan\tper:residence\tParis"}
+    assert 'data-unit="d2"' in ann.get("/exhaustive?campaign=docs").text    # the next one
+    # the API's form: both tasks at once, relations by index into the mentions as given
+    bad = [{"subject": 0, "relation": "per:knows", "object": 1}]
+    two = [{"text": "It", "type": "PER"}, {"text": "rained", "type": "GPE"}]
+    r = _post(ann, "/exhaustive", tok, unit="d2", mentions=json.dumps(two),
+              relations=json.dumps(bad))
+    assert r.status_code == 400 and "'per:knows'" in unescape(r.text)
+
+
+def test_reversed_relation_and_api_form(service):
+    docs = _docs(service)
+    ann = service.client("ann1")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    ms = [PARIS, BO]                                    # given out of text order
+    rel = [{"subject": 1, "relation": "per:residence", "object": 0}]
+    r = _post(ann, "/exhaustive", tok, unit="d1", mentions=json.dumps(ms),
+              relations=json.dumps(rel))
+    assert r.status_code == 303, r.text
+    assert docs.od.units(docs.row.id)["d1"] == {"Bo Chan\tper:residence\tParis"}
+    across = [{"subject": 0, "relation": "per:residence", "object": 1}]
+    r = _post(ann, "/exhaustive", tok, unit="d2", mentions=json.dumps(
+        [{"text": "It", "type": "PER"}, {"text": "rained", "type": "GPE"}]),
+        relations=json.dumps(across))
+    assert r.status_code == 303          # one sentence, PER -> GPE: a task
+    r = _post(service.client("ann2"), "/exhaustive", csrf_of(service.client("ann2")),
+              unit="d2", mentions="[]", relations="[]")
+    assert r.status_code in (403, 404)
+
+
+def test_k_annotators_majority_truth_and_agreement_on_admin(service):
+    docs = _docs(service)
+    root = service.client("root")
+    r = root.post("/exhaustive/settings", data={"csrf": csrf_of(root, "/admin"),
+                                               "campaign": "docs", "k": "x"})
+    assert r.status_code == 400
+    r = root.post("/exhaustive/settings", data={"csrf": csrf_of(root, "/admin"),
+                                               "campaign": "docs", "k": "2"})
+    assert r.status_code == 303 and xs.documents_k(service.store.engine, "docs") == 2
+    ann1, ann2 = service.client("ann1"), service.client("ann2")
+    t1, t2 = csrf_of(ann1, "/exhaustive?campaign=docs"), csrf_of(ann2, "/exhaustive?campaign=docs")
+    assert 'data-unit="d1"' in ann2.get("/exhaustive?campaign=docs").text   # both get d1
+    _post(ann1, "/exhaustive/mentions", t1, unit="d1", mentions=json.dumps([ANN, ACME, Y2010]))
+    r = _post(ann1, "/exhaustive", t1, unit="d1", rel_0_1="per:employee_of")
+    assert "waiting for 1 more annotator" in unquote(r.headers["location"])
+    assert docs.od.units(docs.row.id) == {}                             # not yet the truth
+    assert 'data-unit="d2"' in ann1.get("/exhaustive?campaign=docs").text  # not d1 again
+    # ann2 marks Acme as a GPE and misses 2010: span F1 = 2*1/(3+2) = 0.4
+    _post(ann2, "/exhaustive/mentions", t2, unit="d1",
+          mentions=json.dumps([ANN, {**ACME, "type": "GPE"}]))
+    page = root.get("/admin").text
+    assert re.search(r'<td class="agreement">0\.400</td><td>1 \(1 pairs\)', page), page[-2000:]
+    r = _post(ann2, "/exhaustive", t2, unit="d1")
+    assert "d1 done (0 true items)" in unquote(r.headers["location"])
+    assert docs.od.units(docs.row.id) == {"d1": set()}   # employee_of: 1 of 2, not a majority
+    # a third annotator is not offered d1
+    assert 'data-unit="d1"' not in root.get("/exhaustive?campaign=docs").text
+
+
+def test_documents_k_defaults_to_the_campaign_queue_k(service):
+    _docs(service)
+    assert xs.documents_k(service.store.engine, "docs") == 1         # no setting at all
+    queue.set_settings(service.store, "docs", queue.Settings(k=3))
+    assert xs.documents_k(service.store.engine, "docs") == 3
+    xs.set_documents_k(service.store.engine, "docs", 2)
+    assert xs.documents_k(service.store.engine, "docs") == 2
+
+
+def test_migration_0006_keeps_mentions_without_spans(tmp_path):
+    import datetime as dt
+
+    from sqlalchemy import text
+
+    from assay.labels.store import LabelStore
+    store = LabelStore(tmp_path / "s.db")
+    migrate.upgrade(store.engine, "0006")
+    with store.engine.begin() as conn:
+        conn.execute(text("INSERT INTO assay_svc_mentions (campaign, unit, position, text, type,"
+                          " canonical, annotator, created_at) VALUES ('c', 'u', 0, 'Ann', 'PER',"
+                          " 'Ann', 'a1', :t)"), {"t": dt.datetime(2026, 1, 1)})
+    assert migrate.upgrade(store.engine) == "0006"
+    assert migrate.current(store.engine) == "0007"
+    with store.engine.connect() as conn:
+        row = conn.execute(select(mentions_table)).one()
+    assert (row.text, row.start_char, row.end_char, row.annotator) == ("Ann", None, None, "a1")
+    with store.engine.begin() as conn:     # another annotator's mentions of the same unit
+        conn.execute(mentions_table.insert().values(
+            campaign="c", unit="u", position=0, text="Ann", type="PER", canonical="Ann",
+            annotator="a2", created_at=dt.datetime(2026, 1, 1), start_char=0, end_char=3))
+    assert xs.agreement(store.engine, "c").pairs == 0      # no work rows: nothing compared
+
+
+def test_model_doctests_and_sentences():
+    import doctest
+
+    from assay.service import exhaustive_model as em
+    assert doctest.testmod(em).failed == 0
+    spans = em.sentences(TEXT)
+    assert [TEXT[a:b] for a, b in spans] == ["Ann Lee joined Acme Corp in 2010. ",
+                                             "Bo Chan lives in Paris."]
+    ms = em.resolve([ANN, BO], TEXT)
+    assert em.pair_tasks(ms, TEXT) == []                       # two sentences: no task
+    ms = em.in_text_order(em.resolve([PARIS, BO, ANN], TEXT))[0]
+    assert [m.text for m in ms] == ["Ann Lee", "Bo Chan", "Paris"]
+    (task,) = em.pair_tasks(ms, TEXT)
+    assert (task.first, task.second) == (1, 2)
+    assert em.true_items(ms, {(1, 2): "per:origin"}, TEXT) == ["Bo Chan\tper:origin\tParis"]
+    city = em.resolve([{"text": "Paris", "type": "GPE"}, {"text": "Bo Chan", "type": "PER"}],
+                      "Paris elected Bo Chan.")
+    (t2,) = em.pair_tasks(city, "Paris elected Bo Chan.")
+    assert "per:residence<" in [o.value for o in t2.options]    # the second is the subject
+    assert em.true_items(city, {(0, 1): "per:residence<"}, "Paris elected Bo Chan.") == [
+        "Bo Chan\tper:residence\tParis"]
+    # typed mentions: the first occurrence no earlier mention covers
+    got = em.resolve([{"text": "Lee", "type": "PER"}, {"text": "Lee", "type": "PER"}],
+                     "Lee met Lee.")
+    assert [(m.start, m.end) for m in got] == [(0, 3), (8, 11)]
