@@ -9,10 +9,11 @@
    joins, one choice from the fixed list of :data:`~assay.service.exhaustive_model.RELATIONS`
    or none (keys 0-9 pick, the page moves to the next pair); ``POST /exhaustive`` finishes.
 
-k annotators do each document (``POST /exhaustive/settings``, admin; default
-:func:`~assay.service.exhaustive_store.documents_k`); when the k-th finishes, the items more
-than half of them gave (``subject canonical <TAB> relation <TAB> object canonical``) are the
-unit's truth, recorded with :meth:`OnDemandCampaign.annotate_units`. The admin page shows the
+Up to k annotators do each document (``POST /exhaustive/settings``, admin; default
+:func:`~assay.service.exhaustive_store.documents_k`); as soon as the ones done settle it (the
+items more than half of the k give, :func:`~assay.service.exhaustive_model.settled`: a third of
+three only when two disagree), the items (``subject canonical <TAB> relation <TAB> object
+canonical``) are the unit's truth, recorded with :meth:`OnDemandCampaign.annotate_units`. The admin page shows the
 annotators' agreement on mentions (mean pairwise span F1). ``POST /exhaustive`` with
 ``mentions`` and ``relations`` (JSON; relations as ``{"subject": i, "relation": r, "object":
 j}`` by index) does both tasks at once (the API's form). Unlinked mentions are clustered across
@@ -36,7 +37,7 @@ from assay.service import views
 from assay.service.app import Caller, need, need_post, render, store_of, templates
 from assay.service.auth import audit
 from assay.service.exhaustive_model import (RELATIONS, REVERSED, TYPES, Mention, PairTask,
-                                            check_relations, in_text_order, majority_items,
+                                            check_relations, in_text_order, settled,
                                             pair_tasks, resolve, sentences, true_items)
 from assay.service.queue import _lock
 from assay.service.schema import mentions_table
@@ -202,10 +203,11 @@ async def finish(request: Request) -> Response:
         audit(engine, c.user.name, "exhaustive", name, unit,
               {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
                "true_items": len(keys)}, conn=conn)
-    if len(done) < k:
+    truth = settled([true_items(d.mentions, d.relations, text) for d in done.values()],
+                    max(k, len(done)))
+    if truth is None:
         return _back(name, f"document {unit} done: waiting for {k - len(done)} more "
                            f"annotator{'s' if k - len(done) > 1 else ''}")
-    truth = majority_items(true_items(d.mentions, d.relations, text) for d in done.values())
     try:
         camp.annotate_units({unit: truth})
     except AssayError as exc:

@@ -12,7 +12,8 @@ sentence, a document's true item keys, and the agreement of annotators on mentio
   picks one compatible relation, or none.
 * A document's **true items** are ``subject canonical <TAB> relation <TAB> object canonical``
   (the key of ``assay campaign submit --key subject,relation,object``); with k annotators an
-  item is true when more than half of them gave it (:func:`majority_items`).
+  item is true when more than half of the k give it, decided as soon as the rest cannot change
+  it (:func:`settled`).
 * **Agreement** on mentions: span-level F1 between two annotators of a document, a mention
   matching only one with the same start, end and type, F1 = 2|A ∩ B| / (|A| + |B|) (1 when both
   marked nothing); :func:`mention_agreement` averages it over every pair of annotators of every
@@ -249,18 +250,26 @@ def true_items(mentions: Sequence[Mention], chosen: Mapping[tuple[int, int], str
     return list(dict.fromkeys(keys))
 
 
-def majority_items(per_annotator: Iterable[Iterable[str]]) -> list[str]:
-    """Items given by more than half of the annotators, in first-seen order.
+def settled(per_annotator: Sequence[Iterable[str]], k: int) -> list[str] | None:
+    """The document's truth once no further annotator of the k can change it, else None: with
+    n of k done and r = k − n to come, an item c of them gave is true when 2c > k and false
+    when 2(c + r) ≤ k (an item nobody gave is then false too); as the queue's rule for items,
+    two who agree settle a document of k = 3 and a third is asked only when they disagree.
 
-    >>> majority_items([["a", "b"], ["a"], ["b", "c"]])
-    ['a', 'b']
+    >>> settled([["a"], ["a"]], 3), settled([["a"], []], 3), settled([["a"], [], []], 3)
+    (['a'], None, [])
     """
     lists = [list(dict.fromkeys(x)) for x in per_annotator]
+    left = k - len(lists)
+    if left < 0:
+        raise ValueError(f"{len(lists)} annotators of a document of k = {k}")
     counts: dict[str, int] = {}
     for x in lists:
         for item in x:
             counts[item] = counts.get(item, 0) + 1
-    return [item for item, n in counts.items() if 2 * n > len(lists)]
+    if any(not (2 * c > k or 2 * (c + left) <= k) for c in counts.values()):
+        return None
+    return [item for item, c in counts.items() if 2 * c > k]
 
 
 def span_f1(a: set[tuple[int, int, str]], b: set[tuple[int, int, str]]) -> float:
@@ -300,5 +309,5 @@ def mention_agreement(spans: Mapping[str, Mapping[str, set[tuple[int, int, str]]
 
 
 __all__ = ["Agreement", "Mention", "Option", "PairTask", "RELATIONS", "REVERSED", "TYPES",
-           "check_relations", "in_text_order", "majority_items", "mention_agreement", "options", "pair_tasks",
-           "resolve", "sentence_of", "sentences", "span_f1", "true_items"]
+           "check_relations", "in_text_order", "mention_agreement", "options", "pair_tasks",
+           "resolve", "sentence_of", "sentences", "settled", "span_f1", "true_items"]

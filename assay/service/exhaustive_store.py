@@ -5,11 +5,11 @@
   are in ``assay_svc_mentions`` and the per-pair relation task is next) or ``done`` (relations
   chosen); ``mentions`` holds the mention list (JSON), ``relations`` the chosen pairs;
 * ``exhaustive_settings`` — a campaign's annotators per document k. Without a row, the
-  campaign's queue setting k (``assay_svc_campaign_settings``) if it has one, else 1.
+  campaign's queue k (``assay_svc_campaign_settings``; the service's default 3 without one).
 
 A document is offered to an annotator until k annotators are done with it or its truth is
-recorded, never again to one who is done with it; once the k-th is done, the items more than
-half of them gave are the document's truth (:func:`assay.service.exhaustive_model.majority_items`).
+recorded, never again to one who is done with it; its truth is recorded as soon as the ones
+done settle it (:func:`assay.service.exhaustive_model.settled`: two who agree of k = 3).
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from sqlalchemy.engine import Engine
 
 from assay.labels.schema import now
 from assay.service.exhaustive_model import Agreement, Mention, mention_agreement
-from assay.service.schema import (NAME, campaign_settings_table, leases_table, mentions_table,
-                                  records_table, service_metadata)
+from assay.service.schema import (NAME, leases_table, mentions_table, records_table,
+                                  service_metadata)
 
 STATES = ("draft", "mentions", "done")
 
@@ -56,14 +56,13 @@ class Work:
 
 
 def documents_k(engine: Engine, campaign: str) -> int:
-    """Annotators per document: the campaign's own setting, else its queue's k, else 1."""
+    """Annotators per document: the campaign's own setting, else its queue's k
+    (:func:`assay.service.queue.settings`: the service's default, 3, when it has none)."""
+    from assay.service.queue import settings
     with engine.connect() as conn:
         k = conn.execute(select(exhaustive_settings_table.c.k).where(
             exhaustive_settings_table.c.campaign == campaign)).scalar()
-        if k is None:
-            k = conn.execute(select(campaign_settings_table.c.k).where(
-                campaign_settings_table.c.campaign == campaign)).scalar()
-    return 1 if k is None else int(k)
+    return settings(engine, campaign).k if k is None else int(k)
 
 
 def set_documents_k(engine: Engine, campaign: str, k: int) -> None:
@@ -130,10 +129,12 @@ def offered(engine: Engine, campaign: str, annotator: str, truth: set[str]) -> d
 
 
 def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> str | None:
-    """The document to show ``annotator``: one they have started or hold, else the first one
-    held by fewer than k others, leased to them for
-    :data:`assay.service.queue.LEASE_SECONDS` (concurrent annotators get different documents
-    while there are enough; every one held: the first)."""
+    """The document to show ``annotator``, leased to them for
+    :data:`assay.service.queue.LEASE_SECONDS`; the first of: one they have started, one they
+    hold, one others finished that needs another annotator and nobody else is on, one nobody is
+    on, one with room for another annotator (of k), any. Concurrent annotators are given
+    different documents while there are enough, and a document others finished is completed
+    before new ones are begun."""
     from assay.service.queue import LEASE_SECONDS, _lock
     le = leases_table
     if not units:
@@ -147,15 +148,24 @@ def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> st
         held = conn.execute(select(le.c.item, le.c.annotator).where(
             (le.c.campaign == campaign) & le.c.item.in_(list(keys)) & (le.c.expires_at > t))
             ).all()
-        started = [u for u in units if annotator in states.get(u, {})]
-        mine = [keys[h.item] for h in held if h.annotator == annotator]
-        holders: dict[str, set[str]] = {}
+        on: dict[str, set[str]] = {}         # others working on it (a lease or a draft)
         for h in held:
-            holders.setdefault(keys[h.item], set()).add(h.annotator)
+            if h.annotator != annotator:
+                on.setdefault(keys[h.item], set()).add(h.annotator)
         for u, by in states.items():
-            holders.setdefault(u, set()).update(by)
-        free = [u for u in units if len(holders.get(u, set()) - {annotator}) < k]
-        unit = (started or mine or free or units)[0]
+            on.setdefault(u, set()).update(a for a, s in by.items()
+                                           if s != "done" and a != annotator)
+
+        def done(u: str) -> int:
+            return sum(s == "done" for s in states.get(u, {}).values())
+        mine = {keys[h.item] for h in held if h.annotator == annotator}
+        order = ([u for u in units if annotator in states.get(u, {})],
+                 [u for u in units if u in mine],
+                 [u for u in units if done(u) and not on.get(u)],
+                 [u for u in units if not on.get(u)],
+                 [u for u in units if done(u) + len(on.get(u, ())) < k],
+                 units)
+        unit = next(c for c in order if c)[0]
         conn.execute(delete(le).where((le.c.campaign == campaign)
                                       & (le.c.item == f"#doc:{unit}")
                                       & (le.c.annotator == annotator)))

@@ -9,6 +9,7 @@ import re
 from html import unescape
 from urllib.parse import unquote
 
+import pytest
 from sqlalchemy import select
 
 from assay.ondemand import OnDemandCampaign
@@ -30,6 +31,7 @@ def _docs(service, corpus=10):
     OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=corpus)
     views.add_records(service.store, "docs", [{"id": "d1", "text": TEXT},
                                               {"id": "d2", "text": "It rained."}])
+    xs.set_documents_k(service.store.engine, "docs", 1)
     return OnDemandCampaign.open(service.store, "docs")
 
 
@@ -157,12 +159,14 @@ def test_k_annotators_majority_truth_and_agreement_on_admin(service):
     assert r.status_code == 303 and xs.documents_k(service.store.engine, "docs") == 2
     ann1, ann2 = service.client("ann1"), service.client("ann2")
     t1, t2 = csrf_of(ann1, "/exhaustive?campaign=docs"), csrf_of(ann2, "/exhaustive?campaign=docs")
-    assert 'data-unit="d1"' in ann2.get("/exhaustive?campaign=docs").text   # both get d1
+    assert 'data-unit="d1"' in ann1.get("/exhaustive?campaign=docs").text
+    assert 'data-unit="d2"' in ann2.get("/exhaustive?campaign=docs").text   # while enough:
     _post(ann1, "/exhaustive/mentions", t1, unit="d1", mentions=json.dumps([ANN, ACME, Y2010]))
-    r = _post(ann1, "/exhaustive", t1, unit="d1", rel_0_1="per:employee_of")
+    r = _post(ann1, "/exhaustive", t1, unit="d1", rel_0_1="per:employee_of")  # different ones
     assert "waiting for 1 more annotator" in unquote(r.headers["location"])
     assert docs.od.units(docs.row.id) == {}                             # not yet the truth
     assert 'data-unit="d2"' in ann1.get("/exhaustive?campaign=docs").text  # not d1 again
+    assert 'data-unit="d1"' in root.get("/exhaustive?campaign=docs").text  # d1 needs one more
     # ann2 marks Acme as a GPE and misses 2010: span F1 = 2*1/(3+2) = 0.4
     _post(ann2, "/exhaustive/mentions", t2, unit="d1",
           mentions=json.dumps([ANN, {**ACME, "type": "GPE"}]))
@@ -176,12 +180,37 @@ def test_k_annotators_majority_truth_and_agreement_on_admin(service):
 
 
 def test_documents_k_defaults_to_the_campaign_queue_k(service):
-    _docs(service)
-    assert xs.documents_k(service.store.engine, "docs") == 1         # no setting at all
-    queue.set_settings(service.store, "docs", queue.Settings(k=3))
-    assert xs.documents_k(service.store.engine, "docs") == 3
+    OnDemandCampaign.create(service.store, "docs", annotator="consensus", corpus_units=10)
+    assert xs.documents_k(service.store.engine, "docs") == queue.DEFAULT_K == 3   # no setting
+    queue.set_settings(service.store, "docs", queue.Settings(k=1))
+    assert xs.documents_k(service.store.engine, "docs") == 1
     xs.set_documents_k(service.store.engine, "docs", 2)
     assert xs.documents_k(service.store.engine, "docs") == 2
+
+
+def test_three_annotators_a_third_only_when_two_disagree(service):
+    docs = _docs(service)
+    xs.set_documents_k(service.store.engine, "docs", 3)
+    who = {n: service.client(n) for n in ("ann1", "ann2", "root")}
+    tok = {n: csrf_of(c, "/exhaustive?campaign=docs") for n, c in who.items()}
+
+    def annotate(n, unit, ms, **rel):
+        r = _post(who[n], "/exhaustive/mentions", tok[n], unit=unit, mentions=json.dumps(ms))
+        assert r.status_code == 303, r.text
+        return unquote(_post(who[n], "/exhaustive", tok[n], unit=unit, **rel
+                             ).headers["location"])
+    # d1: two agree (employee_of): settled, the third is not asked
+    assert "waiting for 2 more" in annotate("ann1", "d1", [ANN, ACME], rel_0_1="per:employee_of")
+    assert "d1 done (1 true items)" in annotate("ann2", "d1", [ANN, ACME],
+                                                rel_0_1="per:employee_of")
+    assert docs.od.units(docs.row.id) == {"d1": {"Ann Lee\tper:employee_of\tAcme"}}
+    # d2: two disagree: the third decides
+    it = [{"text": "It", "type": "PER"}, {"text": "rained", "type": "GPE"}]
+    assert "waiting for 2 more" in annotate("ann1", "d2", it, rel_0_1="per:origin")
+    assert "waiting for 1 more" in annotate("ann2", "d2", it)
+    assert 'data-unit="d2"' in who["root"].get("/exhaustive?campaign=docs").text
+    assert "d2 done (1 true items)" in annotate("root", "d2", it, rel_0_1="per:origin")
+    assert docs.od.units(docs.row.id)["d2"] == {"It\tper:origin\trained"}
 
 
 def test_migration_0006_keeps_mentions_without_spans(tmp_path):
@@ -233,3 +262,57 @@ def test_model_doctests_and_sentences():
     got = em.resolve([{"text": "Lee", "type": "PER"}, {"text": "Lee", "type": "PER"}],
                      "Lee met Lee.")
     assert [(m.start, m.end) for m in got] == [(0, 3), (8, 11)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_k_annotators_finishing_at_once(tmp_path, request, backend):
+    """Two annotators (k = 2) finish one document at the same moment: the document's truth is
+    recorded once, from both (SQLite: IMMEDIATE transactions; PostgreSQL: the advisory lock)."""
+    import threading
+    import uuid
+
+    from fastapi.testclient import TestClient
+
+    from assay.labels.store import LabelStore
+    from assay.service import auth
+    from assay.service.app import create_app
+    from service_helpers import PASSWORD, USERS, login
+    url = (str(tmp_path / "s.db") if backend == "sqlite"
+           else request.getfixturevalue("postgres_url"))
+    store = LabelStore(url)
+    migrate.upgrade(store.engine)
+    name = f"docs{uuid.uuid4().hex[:6]}"
+    OnDemandCampaign.create(store, name, annotator="consensus", corpus_units=10)
+    views.add_records(store, name, [{"id": "d1", "text": TEXT}])
+    xs.set_documents_k(store.engine, name, 2)
+    for who, role, team in USERS:
+        if auth.user_by_name(store.engine, who) is None:
+            auth.add_user(store.engine, who, role, PASSWORD, team)
+    clients, toks = {}, {}
+    for who in ("ann1", "ann2"):
+        clients[who] = TestClient(create_app(store), follow_redirects=False)
+        login(clients[who], who)
+        toks[who] = csrf_of(clients[who], f"/exhaustive?campaign={name}")
+        r = clients[who].post("/exhaustive/mentions", data={
+            "csrf": toks[who], "campaign": name, "unit": "d1",
+            "mentions": json.dumps([ANN, ACME, BO, PARIS])})
+        assert r.status_code == 303, r.text
+    gate, got = threading.Barrier(2), {}
+
+    def finish(who: str) -> None:
+        gate.wait()
+        got[who] = clients[who].post("/exhaustive", data={
+            "csrf": toks[who], "campaign": name, "unit": "d1", "rel_0_1": "per:employee_of",
+            "rel_2_3": "per:residence" if who == "ann1" else ""})
+    threads = [threading.Thread(target=finish, args=(w,)) for w in ("ann1", "ann2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    said = sorted(unquote(r.headers["location"]).split("message=")[1] for r in got.values())
+    assert [r.status_code for r in got.values()] == [303, 303]
+    assert said == ["document d1 done (1 true items)",
+                    "document d1 done: waiting for 1 more annotator"]
+    camp = OnDemandCampaign.open(store, name)
+    assert camp.od.units(camp.row.id) == {"d1": {"Ann Lee\tper:employee_of\tAcme"}}
+    assert xs.agreement(store.engine, name).f1 == 1.0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.service import exhaustive_store as xs
 from assay.service import views
 
 from service_helpers import make_service
@@ -36,6 +37,7 @@ def docs_site(tmp_path):
     OnDemandCampaign.create(svc.store, "docs", annotator="consensus", corpus_units=100)
     views.add_records(svc.store, "docs", [{"id": "d1", "text": TEXT},
                                           {"id": "d2", "text": "It rained all day."}])
+    xs.set_documents_k(svc.store.engine, "docs", 1)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(svc.store), host="127.0.0.1", port=port,
                                            log_level="warning"))
