@@ -4,6 +4,12 @@ large Parquet pools: wall and CPU time and peak resident memory of the whole com
     nice -n 10 .venv/bin/python bench/engine_evaluate.py --rows 10000000 100000000
     nice -n 10 .venv/bin/python bench/engine_evaluate.py --rows 10000000 --designs auto \
         --engine spark --out bench/out/engine_evaluate_spark.md
+    nice -n 10 .venv/bin/python bench/engine_evaluate.py --rows 100000000 --designs auto \
+        --engines duckdb,spark --out bench/out/engine_evaluate_spark_1e8.md
+
+``--engines duckdb,spark`` runs each command on every engine named, one after the other (never
+at the same time), and adds a side-by-side table: each engine's figures and the ratio of each
+to the first engine's, with whether the estimates are identical (same seed, same items).
 
 Pools are the generated ones of ``bench/engine_passes.py`` (written there if missing:
 /tmp/assay_pool_<rows>.parquet). A gold file /tmp/assay_gold_<rows>.parquet (id, label) is
@@ -42,22 +48,29 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "engine_evaluate.md"
 
 
+U3 = f"(({hash_sql(3, 'id::UBIGINT')}) >> 11)::DOUBLE / 9007199254740992.0"
+LABEL = f"CAST({U3} < 1 / (1 + exp(3 - score)) AS TINYINT)"     # the gold label of a row
+
+
 def gold_file(pool: Path, rows: int, console: Console) -> Path:
     gold = Path(f"/tmp/assay_gold_{rows}.parquet")
     if not gold.exists():
-        u3 = f"(({hash_sql(3, 'id::UBIGINT')}) >> 11)::DOUBLE / 9007199254740992.0"
+        t = time.perf_counter()
         with console.status(f"writing {gold}"):
             duckdb.connect().execute(
-                f"COPY (SELECT id, CAST({u3} < 1 / (1 + exp(3 - score)) AS TINYINT) AS label "
-                f"FROM read_parquet('{pool}')) TO '{gold}' (FORMAT parquet, "
-                f"ROW_GROUP_SIZE 1000000)")
+                f"COPY (SELECT id, {LABEL} AS label FROM read_parquet('{pool}')) TO '{gold}' "
+                f"(FORMAT parquet, ROW_GROUP_SIZE 1000000)")
+        console.print(f"wrote {gold} in {time.perf_counter() - t:.1f} s")
     return gold
 
 
 def truth(pool: Path, gold: Path) -> dict[str, float]:
+    """The true measures, from the pool and the gold file's definition (``LABEL``) in one
+    scan: a join of the two files on id needs a hash table of every row (10^9 rows: more
+    memory than this machine has)."""
     tp, p, y = duckdb.connect().execute(
-        f"SELECT sum(p.prediction * g.label), sum(p.prediction), sum(g.label) FROM "
-        f"read_parquet('{pool}') p JOIN read_parquet('{gold}') g USING (id)").fetchone()
+        f"SELECT sum(prediction * {LABEL}), sum(prediction), sum({LABEL}) FROM "
+        f"read_parquet('{pool}')").fetchone()
     return {"precision": tp / p, "recall": tp / y, "f1": 2 * tp / (p + y)}
 
 
@@ -99,7 +112,7 @@ def run(cmd: list[str]) -> tuple[float, float, float, int]:
 
 
 def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int,
-                engine: str = "duckdb") -> str:
+                engine: str = "duckdb") -> dict:
     """In this process: set-up (the design's passes and its first hash-order sample: the
     construction and the first draw) against the cost of the next item (``draw``, its store key
     and ``update``, amortised over the other draws; the label lookups and the annotator's time
@@ -137,10 +150,15 @@ def split_times(pool: Path, gold: Path, design: str, budget: int, seed: int,
         t3 = time.perf_counter()
     finally:
         stop()
-    return (f"| {pool.stat().st_size / 2**30:.2f} GiB | {engine} | {design} | {t1 - t0:.1f} | "
-            f"{c1 - c0:.1f} | "
-            f"{spent[0]:.1f} | {1e6 * (t3 - t2 - spent[0]) / max(n - 1, 1):.0f} | "
-            f"{des.sampler.passes} | {getattr(des, 'rank_passes', 0)} |")
+    return {"setup": t1 - t0, "setup_cpu": c1 - c0, "gold": spent[0],
+            "next_us": 1e6 * (t3 - t2 - spent[0]) / max(n - 1, 1),
+            "passes": des.sampler.passes, "rank_passes": getattr(des, "rank_passes", 0)}
+
+
+def split_row(pool: Path, engine: str, design: str, s: dict) -> str:
+    return (f"| {pool.stat().st_size / 2**30:.2f} GiB | {engine} | {design} | {s['setup']:.1f} | "
+            f"{s['setup_cpu']:.1f} | {s['gold']:.1f} | {s['next_us']:.0f} | {s['passes']} | "
+            f"{s['rank_passes']} |")
 
 
 def _engine(name: str, pool: Path) -> tuple[object, object]:
@@ -154,6 +172,37 @@ def _engine(name: str, pool: Path) -> tuple[object, object]:
     return DuckDBEngine(str(pool)), lambda: None
 
 
+def side_by_side(engines: list[str], runs: dict, splits: dict) -> list[str]:
+    """One row per (rows, design, engine): the end-to-end and split figures, each with its
+    ratio to the first engine's, and whether the estimates equal the first engine's."""
+    base = engines[0]
+    out = ["", f"Side by side (ratio = engine / {base}; estimates compared field by field: "
+           "estimate, interval, every metric):", "",
+           "| rows | design | engine | wall s | CPU s | peak RSS GiB | set-up s | next item µs | "
+           f"wall ratio | CPU ratio | memory ratio | set-up ratio | next-item ratio | "
+           f"estimates = {base}'s |",
+           "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for (rows, design), by in runs.items():
+        b, bs = by.get(base), splits.get((rows, design), {}).get(base)
+        for eng in engines:
+            r, sp = by.get(eng), splits.get((rows, design), {}).get(eng)
+            if r is None:
+                continue
+
+            def ratio(x: float | None, y: float | None) -> str:
+                return "—" if x is None or not y else f"{x / y:.2f}"
+            same = "—" if b is None else str(r["estimates"] == b["estimates"])
+            out.append(
+                f"| {rows:,} | {design} | {eng} | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                f"{r['peak'] / 2**30:.2f} | {sp['setup'] if sp else float('nan'):.1f} | "
+                f"{sp['next_us'] if sp else float('nan'):.0f} | "
+                f"{ratio(r['wall'], b and b['wall'])} | {ratio(r['cpu'], b and b['cpu'])} | "
+                f"{ratio(r['peak'], b and b['peak'])} | "
+                f"{ratio(sp and sp['setup'], bs and bs['setup'])} | "
+                f"{ratio(sp and sp['next_us'], bs and bs['next_us'])} | {same} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 100_000_000])
@@ -162,62 +211,81 @@ def main() -> None:
                                                        "importance"])
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
                     help="spark: a local session started by the command (local[*])")
+    ap.add_argument("--engines", default=None,
+                    help="comma-separated engines run one after the other (e.g. duckdb,spark), "
+                         "with a side-by-side table of ratios to the first; overrides --engine")
     ap.add_argument("--split-only", action="store_true",
                     help="only the in-process set-up / next-item table")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    engines = args.engines.split(",") if args.engines else [args.engine]
+    if any(e not in ("duckdb", "spark") for e in engines):
+        ap.error(f"--engines: expected names among duckdb,spark, got {args.engines}")
     console = Console(stderr=True)
     assay = str(Path(sys.executable).parent / "assay")
+    names = {"duckdb": "DuckDB", "spark": "Spark (local)"}
+    eng_arg = f" --engines {args.engines}" if args.engines else f" --engine {args.engine}"
     lines = [
-        f"# `assay evaluate` on the {'Spark (local)' if args.engine == 'spark' else 'DuckDB'} "
-        "engine",
+        f"# `assay evaluate` on the {' and '.join(names[e] for e in engines)} "
+        f"engine{'s' if len(engines) > 1 else ''}",
         "",
         f"Command: `nice -n 10 .venv/bin/python bench/engine_evaluate.py --rows "
         f"{' '.join(map(str, args.rows))} --budget {args.budget} --designs "
-        f"{' '.join(args.designs)} --seed {args.seed} --engine {args.engine}"
+        f"{' '.join(args.designs)} --seed {args.seed}{eng_arg}"
         f"{' --split-only' if args.split_only else ''}`  ",
         f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC  ",
         f"Machine: {machine()} (shared with other jobs; wall clock inflated by about "
         "load/cores, CPU seconds are not)  ",
-        f"Each row: one `assay evaluate POOL --engine {args.engine} --labels GOLD --design D "
+        f"Each row: one `assay evaluate POOL --engine E --labels GOLD --design D "
         "--budget "
         f"{args.budget} --seed {args.seed} --store S --json OUT` in a fresh process and a fresh "
         "label store (every label new): set-up passes, the hash-order sample, gold labels "
-        "looked up for the drawn items, estimates, outputs. CPU = user + system of the child "
-        "(DuckDB's threads included); peak RSS = the child's resident set sampled every 20 ms.",
+        "looked up for the drawn items, estimates, outputs. Engines run one after the other, "
+        "never at the same time. CPU = user + system of the child "
+        "(DuckDB's threads included; Spark: the JVM's CPU as last sampled); peak RSS = the "
+        "child's resident set with its children's (the JVM) sampled every 20 ms.",
         "",
-        "| rows | Parquet GiB | design | load | wall s | CPU s | ns CPU/row | peak RSS GiB | "
-        "F1 estimate [95% CI] | true F1 | precision est. / true | recall est. / true |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|",
+        "| rows | Parquet GiB | engine | design | load | wall s | CPU s | ns CPU/row | "
+        "peak RSS GiB | F1 estimate [95% CI] | true F1 | precision est. / true | "
+        "recall est. / true |",
+        "|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|",
     ]
+    runs: dict = {}
     for rows in args.rows:
         pool = Path(f"/tmp/assay_pool_{rows}.parquet")
         if not pool.exists():
+            t = time.perf_counter()
             generate(pool, rows, console)
+            console.print(f"generated {pool} in {time.perf_counter() - t:.1f} s")
         gold = gold_file(pool, rows, console)
         true = truth(pool, gold)
         for design in ([] if args.split_only else args.designs):
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "out.json"
-                cmd = [assay, "evaluate", str(pool), "--engine", args.engine, "--labels",
-                       str(gold), "--design", design, "--budget", str(args.budget), "--seed",
-                       str(args.seed), "--store", str(Path(tmp) / "s.db"), "--json", str(out)]
-                load = os.getloadavg()[0]
-                wall, user, system, peak = run(cmd)
-                doc = json.loads(out.read_text())
-            e = doc["estimates"]
-            f = e["f1"]
-            row = (f"| {rows:,} | {pool.stat().st_size / 2**30:.2f} | {design} | {load:.1f} | "
-                   f"{wall:.1f} | {user + system:.1f} | {1e9 * (user + system) / rows:.0f} | "
-                   f"{peak / 2**30:.2f} | {f['estimate']:.4f} [{f['ci_low']:.4f}, "
-                   f"{f['ci_high']:.4f}] | {true['f1']:.4f} | "
-                   f"{e['precision']['estimate']:.4f} / {true['precision']:.4f} | "
-                   f"{e['recall']['estimate']:.4f} / {true['recall']:.4f} |")
-            console.print(row)
-            lines.append(row)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text("\n".join(lines) + "\n")
+            for engine in engines:
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = Path(tmp) / "out.json"
+                    cmd = [assay, "evaluate", str(pool), "--engine", engine, "--labels",
+                           str(gold), "--design", design, "--budget", str(args.budget),
+                           "--seed", str(args.seed), "--store", str(Path(tmp) / "s.db"),
+                           "--json", str(out)]
+                    load = os.getloadavg()[0]
+                    wall, user, system, peak = run(cmd)
+                    doc = json.loads(out.read_text())
+                e = doc["estimates"]
+                runs.setdefault((rows, design), {})[engine] = {
+                    "wall": wall, "cpu": user + system, "peak": peak, "estimates": e}
+                f = e["f1"]
+                row = (f"| {rows:,} | {pool.stat().st_size / 2**30:.2f} | {engine} | {design} | "
+                       f"{load:.1f} | {wall:.1f} | {user + system:.1f} | "
+                       f"{1e9 * (user + system) / rows:.0f} | "
+                       f"{peak / 2**30:.2f} | {f['estimate']:.4f} [{f['ci_low']:.4f}, "
+                       f"{f['ci_high']:.4f}] | {true['f1']:.4f} | "
+                       f"{e['precision']['estimate']:.4f} / {true['precision']:.4f} | "
+                       f"{e['recall']['estimate']:.4f} / {true['recall']:.4f} |")
+                console.print(row)
+                lines.append(row)
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text("\n".join(lines) + "\n")
     lines += ["", "Set-up against next-item cost (in one process, `split_times`): set-up = the "
               "design's passes and its first hash-order sample (construction and first draw); "
               "gold = the label lookups (the items fetched, as the run does it); next "
@@ -227,13 +295,20 @@ def main() -> None:
               "| pool | engine | design | set-up s | set-up CPU s (this process's threads; "
               "not the JVM's) | gold s | next item µs | prefix passes | rank passes |",
               "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    splits: dict = {}
     for rows in args.rows:
         pool, gold = Path(f"/tmp/assay_pool_{rows}.parquet"), Path(f"/tmp/assay_gold_{rows}.parquet")
         for design in args.designs:
-            row = split_times(pool, gold, design, args.budget, args.seed, args.engine)
-            console.print(f"{rows:,}: {row}")
-            lines.append(row.replace("| ", f"| {rows:,} rows, ", 1))
-            args.out.write_text("\n".join(lines) + "\n")
+            for engine in engines:
+                sp = split_times(pool, gold, design, args.budget, args.seed, engine)
+                splits.setdefault((rows, design), {})[engine] = sp
+                row = split_row(pool, engine, design, sp)
+                console.print(f"{rows:,}: {row}")
+                lines.append(row.replace("| ", f"| {rows:,} rows, ", 1))
+                args.out.write_text("\n".join(lines) + "\n")
+    if len(engines) > 1 and runs:
+        lines += side_by_side(engines, runs, splits)
+        args.out.write_text("\n".join(lines) + "\n")
     console.print(f"wrote {args.out}")
 
 
