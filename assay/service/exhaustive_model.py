@@ -308,6 +308,28 @@ def mention_agreement(spans: Mapping[str, Mapping[str, set[tuple[int, int, str]]
     return Agreement(sum(scores) / len(scores) if scores else float("nan"), docs, len(scores))
 
 
+def relation_kappa(choices: Mapping[Any, Mapping[str, str]]) -> tuple[float, int]:
+    """Fleiss' κ of the annotators' relation choices (:func:`assay.service.quality.fleiss_kappa`,
+    categories: each relation either way round, and none) over the pair tasks two or more of
+    them had (``choices``: task -> annotator -> chosen value, ``""`` for none), and how many
+    such tasks; NaN when undefined.
+
+    >>> relation_kappa({1: {"x": "r", "y": "r"}, 2: {"x": "", "y": ""}, 3: {"x": "r"}})
+    (1.0, 2)
+    """
+    import numpy as np
+
+    from assay.service.quality import fleiss_kappa
+    tasks = [by for by in choices.values() if len(by) >= 2]
+    cats = sorted({v for by in tasks for v in by.values()})
+    counts = np.zeros((len(tasks), max(len(cats), 1)))
+    for i, by in enumerate(tasks):
+        for v in by.values():
+            counts[i, cats.index(v)] += 1
+    return fleiss_kappa(counts), len(tasks)
+
+
 __all__ = ["Agreement", "Mention", "Option", "PairTask", "RELATIONS", "REVERSED", "TYPES",
            "check_relations", "in_text_order", "mention_agreement", "options", "pair_tasks",
+           "relation_kappa",
            "resolve", "sentence_of", "sentences", "settled", "span_f1", "true_items"]

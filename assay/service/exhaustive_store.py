@@ -22,7 +22,8 @@ from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, s
 from sqlalchemy.engine import Engine
 
 from assay.labels.schema import now
-from assay.service.exhaustive_model import Agreement, Mention, mention_agreement
+from assay.service.exhaustive_model import (Agreement, Mention, mention_agreement,
+                                            pair_tasks, relation_kappa)
 from assay.service.schema import (NAME, leases_table, mentions_table, records_table,
                                   service_metadata)
 
@@ -227,6 +228,25 @@ def agreement(engine: Engine, campaign: str) -> Agreement:
     return mention_agreement(spans)
 
 
+def relation_agreement(engine: Engine, campaign: str) -> tuple[float, int]:
+    """Fleiss' κ of the relation choices over the pair tasks (the same two spans) that two or
+    more annotators of a document had (:func:`~assay.service.exhaustive_model.relation_kappa`),
+    and how many."""
+    docs = texts(engine, campaign)
+    choices: dict[tuple[Any, ...], dict[str, str]] = {}
+    with engine.connect() as conn:
+        units = [u for u, by in _states(conn, campaign).items()
+                 if sum(s == "done" for s in by.values()) >= 2 and u in docs]
+        works = {u: done_works(conn, campaign, u) for u in units}
+    for u, by in works.items():
+        for who, w in by.items():
+            for t in pair_tasks(w.mentions, docs[u]):
+                a, b = w.mentions[t.first], w.mentions[t.second]
+                choices.setdefault((u, a.start, a.end, b.start, b.end), {})[who] = \
+                    w.relations.get((t.first, t.second), "")
+    return relation_kappa(choices)
+
+
 @dataclass(frozen=True)
 class Summary:
     """A campaign's exhaustive annotation for the admin page."""
@@ -236,6 +256,8 @@ class Summary:
     documents: int
     annotations: int        # (document, annotator) done
     agreement: Agreement
+    relation_kappa: float   # Fleiss' κ of the relation choices (NaN: undefined)
+    relation_tasks: int     # pair tasks two or more annotators had
 
 
 def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
@@ -247,10 +269,11 @@ def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
             continue
         with engine.connect() as conn:
             done = sum(s == "done" for by in _states(conn, c).values() for s in by.values())
-        out.append(Summary(c, documents_k(engine, c), n, done, agreement(engine, c)))
+        out.append(Summary(c, documents_k(engine, c), n, done, agreement(engine, c),
+                           *relation_agreement(engine, c)))
     return out
 
 
 __all__ = ["STATES", "Summary", "Work", "agreement", "documents_k", "done_works",
-           "exhaustive_settings_table", "lease", "offered", "save", "set_documents_k",
+           "exhaustive_settings_table", "lease", "offered", "relation_agreement", "save", "set_documents_k",
            "summaries", "texts", "work", "work_table"]

@@ -175,6 +175,10 @@ def test_k_annotators_majority_truth_and_agreement_on_admin(service):
     r = _post(ann2, "/exhaustive", t2, unit="d1")
     assert "d1 done (0 true items)" in unquote(r.headers["location"])
     assert docs.od.units(docs.row.id) == {"d1": set()}   # employee_of: 1 of 2, not a majority
+    # relations: one pair task both had (Ann Lee / Acme Corp's spans): employee_of vs none,
+    # Fleiss' kappa (0 - 0.5) / (1 - 0.5) = -1
+    page = root.get("/admin").text
+    assert re.search(r'<td class="kappa">-1\.000</td><td>1</td>', page), page[-2000:]
     # a third annotator is not offered d1
     assert 'data-unit="d1"' not in root.get("/exhaustive?campaign=docs").text
 
