@@ -66,22 +66,20 @@ def test_v0_store_migrates_with_no_label_lost(v0_copy):
     assert LabelStore(v0_copy).previous_version == 1           # opening again: nothing to do
 
 
-def test_v0_store_resumes_without_asking_again(v0_copy, monkeypatch):
+def test_v0_store_resumes_without_asking_again(v0_copy):
     # the store holds the labels of release 0.1.0's draws; this test is of the migration
     # (labels kept and reused by key), so it draws as 0.1.0 did: without the detection floors
-    # (off by default; a rerun with them on asks for the items they add)
-    import assay.designs.stratified as stratified
-    monkeypatch.setattr(stratified, "DETECTION_FLOORS", False)
+    # (on by default since session 11; a rerun with them asks for the items they add)
     df = pd.read_parquet(V0_POOL)
     truth = dict(zip(df["id"], df["label"]))
     pool = df.drop(columns="label")
     oracle = Counting(truth, "<lambda>")
     res = evaluate(pool, oracle, design="stratified", budget=120, seed=1, store=str(v0_copy),
-                   dataset="ds1")
+                   dataset="ds1", options={"floors": False})
     assert oracle.asked == [] and res.new_labels == 0 and res.reused_labels == 120
     skipper = Counting(truth, "ann")
     res2 = evaluate(pool, skipper, design="stratified", budget=60, seed=3, store=str(v0_copy),
-                    dataset="ds2")
+                    dataset="ds2", options={"floors": False})
     assert skipper.asked == [] and res2.labels_used == 60     # the old skips are skips again
 
 

@@ -59,8 +59,8 @@ def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float
 
 
 def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
-                   interval: str = "auto", n_fail: int | None = None,
-                   n_success: int | None = None, sampled_fraction: float = 0.0
+                   interval: str = "auto", n_fail: float | None = None,
+                   n_success: float | None = None, sampled_fraction: float = 0.0
                    ) -> tuple[float, float, str, float]:
     """Interval for a ratio in [0, 1] from its linearised variance (module docstring).
 

@@ -63,7 +63,7 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
     if isinstance(s, StratifiedSettings):
         return stratified_design(score, prior, predictions, budget, rng, method=s.strata,
                                  n_strata=s.n_strata, allocation=s.allocation, alpha=s.alpha,
-                                 strata=precomputed)
+                                 strata=precomputed, floors=s.floors)
     if isinstance(s, ImportanceSettings):
         if prior is None:
             raise ValueError("the importance design needs a score or probability column")

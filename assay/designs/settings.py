@@ -61,12 +61,15 @@ class PassiveSettings(DesignSettings):
 @dataclass(frozen=True)
 class StratifiedSettings(DesignSettings):
     """Score strata (``strata``: csf or equal; ``n_strata``) with ``allocation`` neyman or
-    proportional, sampled without replacement within strata."""
+    proportional, sampled without replacement within strata; ``floors``: the Neyman allocation
+    under bounds with detection floors (issue 11, :mod:`assay.designs.stratified`; a run
+    saved without this field was drawn without them and replays so)."""
 
     name: ClassVar[str] = "stratified"
     strata: str = "csf"
     n_strata: int = 30
     allocation: str = "neyman"
+    floors: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -75,6 +78,7 @@ class StratifiedSettings(DesignSettings):
                     self.n_strata, "a whole number of strata ≥ 1")
         self._check(self.allocation in ALLOCATIONS, "allocation", self.allocation,
                     "'neyman' or 'proportional'")
+        self._check(isinstance(self.floors, bool), "floors", self.floors, "true or false")
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,8 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
     klass = _klass(str(data.pop("design", design)))
     if klass is AutoSettings:
         data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
+    if klass is StratifiedSettings:
+        data.setdefault("floors", False)    # … and one stored before the detection floors
     known = {f.name for f in fields(klass)}
     for key in data:
         if key not in known:
@@ -182,7 +188,7 @@ _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
                    "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "prior_strength",
                    "decaying_prior", "v_star", "threshold", "n_bins", "alpha",
-                   "defensive"}
+                   "defensive", "floors"}
 
 
 def settings_from_options(design: str, options: dict[str, Any] | None,

@@ -1,10 +1,23 @@
 """Stratified sampling by score: CSF or equal-size strata, proportional or Neyman allocation,
 simple random sampling without replacement within strata (finite-population correction in
-:class:`assay.core.totals.StratifiedSample`). With :data:`DETECTION_FLOORS` on, the Neyman
-allocation is the one under bounds with detection floors for the strata just below the top
+:class:`assay.core.totals.StratifiedSample`). With ``floors`` (the default of
+:class:`assay.designs.settings.StratifiedSettings` since session 11), the Neyman allocation is
+the one under bounds with detection floors for the strata just below the top
 (:func:`assay.core.allocation.floored_allocation`, issue 11): a count of matches that matters
 (a tenth of the predicted positives) hidden in one of them is seen with probability ≥ 0.9,
-where the budget can afford it."""
+where the budget can afford it.
+
+The floors come with the delta rule's counts taken at 1 − f_h
+(:func:`assay.core.measures._moving_counts`). On without that rule (session 10), the fresh
+clone's ``tests/test_coverage.py`` found abt_buy at 1,000 labels (its ``probability`` column the
+prior) covering recall in 0.868: the floors left the top stratum labelled 376 of 393, whose 23
+false negatives carried a delta interval that the three false negatives below (rarely drawn)
+made too narrow; with the counts at 1 − f_h it covers 0.997 (300 repetitions). Recall coverage,
+200 repetitions per cell, seeds 1000–1199 (plain allocation → floors with the 1 − f_h counts):
+ties at 500 0.90 → 0.965, the control at 500 0.915 → 0.95, miscalibrated at 1,000 0.90 → 0.95,
+amazon_google at 1,000 0.86 → 0.965 (``bench/out/design_stratified_floors_fpc.md`` for every
+cell). Ties world seed 7 at 500: 0.895 (a strict xfail in tests/test_weighted_small_counts.py).
+A run saved without the ``floors`` setting was drawn without them and replays so."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,20 +29,6 @@ from assay.designs.base import Design, Draw, SparseShuffle
 from assay.core.strata import Strata, make_strata
 from assay.core.types import Kind
 
-DETECTION_FLOORS = False
-"""Whether a Neyman-allocated stratified design allocates by
-:func:`assay.core.allocation.floored_allocation` (the Neyman allocation under bounds with
-detection floors, issue 11) instead of :func:`assay.core.allocation.allocate`. Off: switched on
-in session 10, the fresh clone's ``tests/test_coverage.py`` found abt_buy at 1,000 labels (its
-``probability`` column the prior, seed 11, 500 repetitions) covering recall in 0.868 (< 0.921),
-so it is off again until that cell is understood. Measured with it on, on the adversarial
-worlds and the real pools without their probability column (200 repetitions per cell,
-``bench/out/design_stratified_floors.md``; recall coverage off → on): ties at 500 0.90 → 0.96,
-the control at 500 0.92 → 0.95, miscalibrated at 1,000 0.90 → 0.95, amazon_google at 1,000
-0.86 → 0.93, weak balanced at 2,000 0.92 → 0.96; worse: tweets100k at 500 0.94 → 0.92,
-amazon_google at 2,000 1.00 → 0.97 (F1 RMSE 0.025 → 0.034), abt_buy at 500 F1 RMSE 0.076 →
-0.083; ties world seed 7 at 500 0.885 → 0.895 (a strict xfail). On, it changes the default
-stratified draws (``tests/test_store_schema.py`` draws as release 0.1.0 did either way)."""
 
 
 def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
@@ -199,7 +198,8 @@ class StratifiedDesign(_ScheduledStrata):
 
     def __init__(self, strata: Strata, budget: int, rng: np.random.Generator,
                  allocation: str = "neyman", prior: np.ndarray | None = None,
-                 predictions: np.ndarray | None = None, alpha: float = 0.5) -> None:
+                 predictions: np.ndarray | None = None, alpha: float = 0.5,
+                 floors: bool = True) -> None:
         self.strata, self.rng, self.allocation_rule = strata, rng, allocation
         self.alpha = alpha
         sizes = strata.sizes
@@ -215,7 +215,7 @@ class StratifiedDesign(_ScheduledStrata):
             raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
                              "'neyman')")
         self._weights = weights
-        if self.allocation_rule == "neyman" and predictions is not None and DETECTION_FLOORS:
+        if self.allocation_rule == "neyman" and predictions is not None and floors:
             self._matches = DETECT_SHARE * float(np.sum(predictions))  # a count that matters
         self._allocate(budget)
         self._shuffles = [SparseShuffle(int(s)) for s in sizes]
@@ -264,11 +264,12 @@ class StratifiedDesign(_ScheduledStrata):
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
                       predictions: np.ndarray, budget: int, rng: np.random.Generator,
                       method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
-                      alpha: float = 0.5, strata: Strata | None = None) -> StratifiedDesign:
+                      alpha: float = 0.5, strata: Strata | None = None,
+                      floors: bool = True) -> StratifiedDesign:
     """A stratified design; pass precomputed ``strata`` to skip sorting the pool again."""
     if strata is None:
         strata = make_strata(score, predictions.shape[0], method, n_strata)
-    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha)
+    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha, floors)
 
 
 class EngineStratifiedDesign(_ScheduledStrata):
@@ -284,7 +285,7 @@ class EngineStratifiedDesign(_ScheduledStrata):
     def __init__(self, engine: Any, budget: int, rng: np.random.Generator, seed: int,
                  method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
                  alpha: float = 0.5, probability: str | None = None,
-                 strata: Any = None) -> None:
+                 strata: Any = None, floors: bool = True) -> None:
         from assay.engines.plan import PrefixSampler, engine_strata
         if allocation not in ("neyman", "proportional"):
             raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
@@ -296,7 +297,7 @@ class EngineStratifiedDesign(_ScheduledStrata):
         if allocation == "neyman":
             s1, s0 = engine.segment_prior_sums(self.strata.edges, probability)
             self._weights = neyman_weights(sizes, self.strata.positives, s1, s0, alpha)
-            if DETECTION_FLOORS:
+            if floors:
                 self._matches = DETECT_SHARE * float(np.sum(self.strata.positives))
         else:
             self._weights = sizes.astype(np.float64)

@@ -51,7 +51,7 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
     if isinstance(settings, StratifiedSettings):
         return EngineStratifiedDesign(engine, budget, np.random.default_rng(seed), seed,
                                       settings.strata, settings.n_strata, settings.allocation,
-                                      settings.alpha, probability)
+                                      settings.alpha, probability, floors=settings.floors)
     if isinstance(settings, AutoSettings):
         from assay.designs.auto_engine import EngineAutoDesign
         return EngineAutoDesign(engine, budget, np.random.default_rng(seed), seed,
