@@ -320,3 +320,12 @@ def test_k_annotators_finishing_at_once(tmp_path, request, backend):
     camp = OnDemandCampaign.open(store, name)
     assert camp.od.units(camp.row.id) == {"d1": {"Ann Lee\tper:employee_of\tAcme"}}
     assert xs.agreement(store.engine, name).f1 == 1.0
+
+
+def test_every_pair_has_at_most_nine_options():
+    """Keys 1-9 reach every option of a pair task (0 is none)."""
+    from assay.service import exhaustive_model as em
+    for a in em.TYPES:
+        for b in em.TYPES:
+            got = em.options(em.Mention(0, 1, "a", a, "a"), em.Mention(2, 3, "b", b, "b"))
+            assert len(got) <= 9, (a, b, len(got))
