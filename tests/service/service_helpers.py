@@ -3,9 +3,15 @@ TestClient logged in as any of them, a small simulated world as the truth and it
 from __future__ import annotations
 
 import io
+import os
 import re
+import socket
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -69,3 +75,35 @@ def make_service(path: Path, k: int = 1, half_width: float = 0.15) -> Service:
     w = world(5, m=2)
     keys = w.keys()
     return Service(path, store, camp, keys, w.memb, dict(zip(keys, w.truth.astype(int))))
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def live_server(store: LabelStore, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The app on ``store`` served by uvicorn in a thread on a free port: yields its base URL
+    and the folder for screenshots (``$ASSAY_ARTEFACTS`` or the test's tmp folder)."""
+    import uvicorn
+
+    from assay.service.app import create_app
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    shots = Path(os.environ.get("ASSAY_ARTEFACTS", tmp_path / "screens"))
+    shots.mkdir(parents=True, exist_ok=True)
+    try:
+        yield f"http://127.0.0.1:{port}", shots
+    finally:
+        server.should_exit = True
+        t.join(10)

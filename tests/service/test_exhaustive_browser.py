@@ -7,18 +7,13 @@ document's truth in the campaign. On the phone, no page is wider than the screen
 are kept (``$ASSAY_ARTEFACTS`` or the test's tmp folder)."""
 from __future__ import annotations
 
-import os
-import threading
-import time
-from pathlib import Path
-
 import pytest
 
 from assay.service import exhaustive_store as xs
 from assay.service import views
 
-from service_helpers import make_service
-from test_service_browser import _free_port, _login, browser  # noqa: F401 (a fixture)
+from service_helpers import live_server, make_service
+from test_service_browser import _login, browser  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
 TEXT = "Ann Lee joined Acme Corp in 2010. Bo Chan lives in Paris."
@@ -29,29 +24,14 @@ SIZES = {"desktop": dict(viewport={"width": 1280, "height": 800}),
 @pytest.fixture()
 def docs_site(tmp_path):
     """A campaign of two documents to annotate exhaustively, served by uvicorn in a thread."""
-    import uvicorn
-
     from assay.ondemand import OnDemandCampaign
-    from assay.service.app import create_app
     svc = make_service(tmp_path, k=1)
     OnDemandCampaign.create(svc.store, "docs", annotator="consensus", corpus_units=100)
     views.add_records(svc.store, "docs", [{"id": "d1", "text": TEXT},
                                           {"id": "d2", "text": "It rained all day."}])
     xs.set_documents_k(svc.store.engine, "docs", 1)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(svc.store), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    shots = Path(os.environ.get("ASSAY_ARTEFACTS", tmp_path / "screens"))
-    shots.mkdir(parents=True, exist_ok=True)
-    yield svc, f"http://127.0.0.1:{port}", shots
-    server.should_exit = True
-    t.join(10)
+    with live_server(svc.store, tmp_path) as (base, shots):
+        yield svc, base, shots
 
 
 def _select_with_mouse(page, start: int, end: int) -> None:

@@ -11,9 +11,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +19,7 @@ import pytest
 from assay.service import jobs, queue, views
 from assay.service.auth import user_by_name
 
-from service_helpers import PASSWORD, make_service
+from service_helpers import PASSWORD, live_server, make_service
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -44,20 +41,11 @@ def browser():
         b.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture()
 def site(tmp_path):
     """An ER campaign with 30 candidate pairs whose records are kept, a submission planned and
     queued, and the app served by uvicorn in a thread."""
-    import uvicorn
-
     from assay.ondemand import OnDemandCampaign
-    from assay.service.app import create_app
     svc = make_service(tmp_path, k=1)
     er = OnDemandCampaign.create(svc.store, "er", annotator="consensus", half_width=0.2, seed=1)
     queue.set_settings(svc.store, "er", queue.Settings(k=1, daily_limit=5))
@@ -71,20 +59,8 @@ def site(tmp_path):
     jobs.submit(svc.store, user_by_name(svc.store.engine, "alice"), "er", "pairs", "er.csv",
                 buf.getvalue().encode(), key="left_id,right_id")
     jobs.run_pending(svc.store)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(svc.store), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    shots = Path(os.environ.get("ASSAY_ARTEFACTS", tmp_path / "screens"))
-    shots.mkdir(parents=True, exist_ok=True)
-    yield svc, er, f"http://127.0.0.1:{port}", shots
-    server.should_exit = True
-    t.join(10)
+    with live_server(svc.store, tmp_path) as (base, shots):
+        yield svc, er, base, shots
 
 
 def _login(page, base, name):
