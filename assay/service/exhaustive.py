@@ -119,31 +119,32 @@ def _stage(request: Request, camp: OnDemandCampaign, unit: str, who: str,
     return w
 
 
-@router.post("/exhaustive/draft")
-async def draft(request: Request) -> Response:
-    """Save the mentions marked so far without submitting them."""
+async def _save_mentions(request: Request, stage: str
+                         ) -> tuple[Caller, Any, str, list[Mention], str]:
+    """The document's marked mentions saved at ``stage`` (``draft`` or ``mentions``) while
+    the annotator's work on it is still a draft, with its audit entry."""
     c, form, camp, unit, text = await _document(request)
     ms = _mentions_of(form, text)
     _stage(request, camp, unit, c.user.name, (None, "draft"))
     engine = store_of(request).engine
     with engine.begin() as conn:
-        xs.save(conn, camp.row.name, unit, c.user.name, "draft", ms)
-        audit(engine, c.user.name, "exhaustive-draft", camp.row.name, unit,
+        xs.save(conn, camp.row.name, unit, c.user.name, stage, ms)
+        audit(engine, c.user.name, f"exhaustive-{stage}", camp.row.name, unit,
               {"mentions": len(ms)}, conn=conn)
+    return c, camp, unit, ms, text
+
+
+@router.post("/exhaustive/draft")
+async def draft(request: Request) -> Response:
+    """Save the mentions marked so far without submitting them."""
+    _, camp, unit, ms, _ = await _save_mentions(request, "draft")
     return _back(camp.row.name, f"draft of {unit} saved ({len(ms)} mentions)")
 
 
 @router.post("/exhaustive/mentions")
 async def submit_mentions(request: Request) -> Response:
     """Submit the document's mentions: its relation task is next."""
-    c, form, camp, unit, text = await _document(request)
-    ms = _mentions_of(form, text)
-    _stage(request, camp, unit, c.user.name, (None, "draft"))
-    engine = store_of(request).engine
-    with engine.begin() as conn:
-        xs.save(conn, camp.row.name, unit, c.user.name, "mentions", ms)
-        audit(engine, c.user.name, "exhaustive-mentions", camp.row.name, unit,
-              {"mentions": len(ms)}, conn=conn)
+    _, camp, unit, ms, text = await _save_mentions(request, "mentions")
     n = len(pair_tasks(ms, text))
     return _back(camp.row.name, f"{len(ms)} mentions of {unit} submitted: now the relation "
                                 f"of each of {n} pairs")
