@@ -205,8 +205,9 @@ def create_app(store: LabelStore | str, worker: bool = False,
             return JSONResponse({"revoked": tid})
         return RedirectResponse("/tokens", status_code=303)
 
-    from assay.service import api, exhaustive, pages
+    from assay.service import api, cost_pages, exhaustive, pages
     app.include_router(pages.router)
+    app.include_router(cost_pages.router)
     app.include_router(exhaustive.router)
     app.include_router(api.router)
     return app

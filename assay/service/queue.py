@@ -145,7 +145,11 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
     The item served is leased to ``annotator`` for :data:`LEASE_SECONDS` (an item they hold
     already is served again first), in one write transaction (SQLite ``BEGIN IMMEDIATE``,
     PostgreSQL an advisory lock per campaign), so concurrent annotators are served different
-    items until an item's votes and live leases meet the annotators it needs."""
+    items until an item's votes and live leases meet the annotators it needs. A flagged
+    annotator (:func:`assay.service.flags.check`) is served nothing and holds no lease."""
+    from assay.service import flags
+    if flags.check(store, camp, annotator):
+        return None
     q, j, le = queue_table, judgments_table, leases_table
     mine = exists().where((j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
                           & (j.c.annotator == annotator))
@@ -208,6 +212,11 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
     item if its votes now suffice; returns what the store holds (a re-post changes nothing)."""
     if annotator == camp.annotator:
         raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
+    from assay.service import flags
+    if flags.blocked(store.engine, camp.name, annotator):
+        raise QueueError(f"annotator {annotator!r} is flagged in campaign {camp.name!r} (too "
+                         "many disagreements with the majority): no label is taken until an "
+                         "admin clears the flag", 403)
     if value is not None:
         if int(value) not in (0, 1):
             raise QueueError(f"label {value!r}: expected 1, 0 or a skip", 400)

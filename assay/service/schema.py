@@ -30,7 +30,7 @@ annotator's login) — never kept here. The schema is created and migrated by Al
 """
 from __future__ import annotations
 
-from sqlalchemy import (Column, DateTime, Index, Integer, MetaData, String, Table, Text,
+from sqlalchemy import (Column, DateTime, Float, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint)
 
 ROLES = ("admin", "submitter", "annotator")
@@ -167,11 +167,31 @@ records_table = Table(
     Column("data", Text, nullable=False),               # JSON object of the record's fields
 )
 
+prices_table = Table(
+    "assay_svc_prices", service_metadata,               # revision 0008
+    Column("campaign", String(NAME), primary_key=True),
+    Column("task", String(40), primary_key=True),       # verification | exhaustive
+    Column("price", Float, nullable=False),             # per answer | per document done
+    Column("updated_at", DateTime, nullable=False),
+    Column("updated_by", String(NAME), nullable=True),
+)
+
+flags_table = Table(
+    "assay_svc_flags", service_metadata,                # revision 0008
+    Column("campaign", String(NAME), primary_key=True),
+    Column("annotator", String(NAME), primary_key=True),
+    Column("flagged_at", DateTime, nullable=False),
+    Column("disagreements", Integer, nullable=False),   # with the majority, when flagged
+    Column("compared", Integer, nullable=False),        # labels compared with a majority
+    Column("cleared_at", DateTime, nullable=True),      # NULL: live (no item served)
+    Column("cleared_by", String(NAME), nullable=True),
+)
+
 Index("ix_assay_svc_tokens_user_id", tokens_table.c.user_id)
 Index("ix_assay_svc_sessions_user_id", sessions_table.c.user_id)
 Index("ix_assay_svc_queue_open", queue_table.c.campaign, queue_table.c.resolved_at)
 
-__all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "gold_table",
-           "job_items_table", "leases_table", "mentions_table",
+__all__ = ["NAME", "ROLES", "audit_table", "campaign_settings_table", "flags_table",
+           "gold_table", "job_items_table", "leases_table", "mentions_table", "prices_table",
            "queue_table", "records_table", "service_metadata", "sessions_table",
            "submissions_table", "tokens_table", "users_table"]

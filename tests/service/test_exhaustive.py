@@ -230,7 +230,7 @@ def test_migration_0006_keeps_mentions_without_spans(tmp_path):
                           " canonical, annotator, created_at) VALUES ('c', 'u', 0, 'Ann', 'PER',"
                           " 'Ann', 'a1', :t)"), {"t": dt.datetime(2026, 1, 1)})
     assert migrate.upgrade(store.engine) == "0006"
-    assert migrate.current(store.engine) == "0007"
+    assert migrate.current(store.engine) == "0008"
     with store.engine.connect() as conn:
         row = conn.execute(select(mentions_table)).one()
     assert (row.text, row.start_char, row.end_char, row.annotator) == ("Ann", None, None, "a1")

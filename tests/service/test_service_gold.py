@@ -42,7 +42,7 @@ def test_migration_0001_to_head(tmp_path):
     migrate.upgrade(store.engine, "0001")
     assert migrate.current(store.engine) == "0001"
     assert migrate.upgrade(store.engine) == "0001"
-    assert migrate.current(store.engine) == migrate.head() == "0007"
+    assert migrate.current(store.engine) == migrate.head() == "0008"
     assert gold.add_gold(store, "c", {"x": 1}) == 1
 
 
