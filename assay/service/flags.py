@@ -23,13 +23,13 @@ from assay.labels.schema import Status, judgments_table, now
 from assay.labels.store import LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service.auth import audit
-from assay.service.quality import FLAG_COUNT, FLAG_RATE
+from assay.service.quality import FLAG_COUNT, flag_rule
 from assay.service.schema import flags_table, leases_table
 
 
-def rule(disagreements: int, compared: int) -> bool:
-    """The seeds' flag (the expression of :func:`assay.service.quality.report`)."""
-    return disagreements > FLAG_COUNT and disagreements > FLAG_RATE * max(compared, 1)
+rule = flag_rule
+"""The seeds' flag: :func:`assay.service.quality.flag_rule`, the rule :func:`assay.service.
+quality.report` applies."""
 
 
 @dataclass(frozen=True)

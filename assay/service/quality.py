@@ -25,6 +25,17 @@ from assay.ondemand.store import CampaignRow
 FLAG_RATE, FLAG_COUNT = 0.20, 10
 
 
+def flag_rule(disagreements: int, compared: int) -> bool:
+    """The seeds' flag: more than :data:`FLAG_COUNT` *and* more than :data:`FLAG_RATE` of the
+    ``compared`` labels disagree with the item's strict majority (the one place of the rule:
+    :func:`report` and :mod:`assay.service.flags` both call it).
+
+    >>> flag_rule(11, 40), flag_rule(11, 60), flag_rule(10, 20)
+    (True, False, False)
+    """
+    return disagreements > FLAG_COUNT and disagreements > FLAG_RATE * max(compared, 1)
+
+
 def fleiss_kappa(counts: np.ndarray) -> float:
     """κ of an items × categories matrix of counts (items with fewer than 2 ratings are left
     out); NaN when undefined (no such item, or one category only)."""
@@ -86,8 +97,7 @@ def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
     for w, g in v.groupby("worker"):
         c = cmp[cmp["worker"] == w]
         d = int((c["label"] != c["major"]).sum())
-        out.append(AnnotatorQuality(str(w), len(g), len(c), d,
-                                    d > FLAG_COUNT and d > FLAG_RATE * max(len(c), 1),
+        out.append(AnnotatorQuality(str(w), len(g), len(c), d, flag_rule(d, len(c)),
                                     *golds.get(str(w), (0, 0))))
     ds_differs = 0
     shared = v[v["multi"]]
@@ -99,5 +109,5 @@ def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
     return QualityReport(len(counts), len(v), kappa, ds_differs, out)
 
 
-__all__ = ["FLAG_COUNT", "FLAG_RATE", "AnnotatorQuality", "QualityReport", "fleiss_kappa",
+__all__ = ["FLAG_COUNT", "FLAG_RATE", "AnnotatorQuality", "flag_rule", "QualityReport", "fleiss_kappa",
            "report", "votes"]
