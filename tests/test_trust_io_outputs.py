@@ -9,7 +9,6 @@ and ``--json /dev/full`` replaced the device node with a file (as root; not re-r
 """
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import stat
@@ -47,10 +46,6 @@ def one_error_line(res) -> str:
 
 def no_tmp(folder: Path) -> bool:
     return not [p for p in folder.rglob("*") if p.name.endswith(".tmp")]
-
-
-def test_doctests():
-    assert doctest.testmod(outputs).failed == 0
 
 
 def test_dash_is_stdout_and_the_table_goes_to_stderr(files):

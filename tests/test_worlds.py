@@ -2,14 +2,12 @@
 with the properties their docstrings state, and the truth computed right. Fast (a few seconds)."""
 from __future__ import annotations
 
-import doctest
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import mannwhitneyu
 
-from assay import worlds
 from assay.core.measures import true_f_measure
 from assay.stratified import allocate_adjudication, allocate_by_rule, estimate_arrays
 from assay.simulation import simulate_two_phase as simulate
@@ -28,11 +26,6 @@ def rng(seed: int) -> np.random.Generator:
 def by_rank(w) -> pd.DataFrame:
     """The frame in the generator's rank order (rank 0 first)."""
     return w.frame.iloc[np.argsort(w.facts["rank"])].reset_index(drop=True)
-
-
-def test_doctests():
-    res = doctest.testmod(worlds, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert res.failed == 0 and res.attempted >= 12
 
 
 def test_registry_defaults_and_docstrings():

@@ -1,9 +1,7 @@
 """assay-hash-v1: the shipped test vectors (written by a plain-Python reference,
-make_hash_vectors.py) hold in numpy and in DuckDB SQL; doctests of the engines package."""
+make_hash_vectors.py) hold in numpy and in DuckDB SQL (doctests: tests/core/test_doctests.py)."""
 from __future__ import annotations
 
-import doctest
-import importlib
 from pathlib import Path
 
 import duckdb
@@ -66,8 +64,3 @@ def test_hash_is_a_bijection_of_the_key_for_one_seed():
     keys = np.arange(200_000, dtype=np.uint64)
     assert np.unique(hash64(3, keys)).size == keys.size
 
-
-@pytest.mark.parametrize("name", ["hashing", "base", "memory", "manifest", "validate"])
-def test_doctests(name):
-    mod = importlib.import_module(f"assay.engines.{name}")
-    assert doctest.testmod(mod).failed == 0
