@@ -208,3 +208,45 @@ def test_bad_oasis_option_on_the_engine_path_is_one_line(files):
     assert res.exit_code == 2
     assert "--defensive" in res.output and "Traceback" not in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_label_passes_the_design_options_to_the_saved_run(files):
+    """``assay label`` has evaluate's design options: ``--epsilon`` and ``--defensive`` are
+    OASIS's ε and d in the run it saves; without them OASIS keeps its defaults."""
+    from assay.designs.settings import OasisSettings
+    from assay.labels.store import LabelStore
+
+    def saved(name, *extra):
+        store = str(files / f"{name}.db")
+        res = runner.invoke(app, ["label", str(files / "pool.csv"), "--budget", "2", "--store",
+                                  store, "--annotator", "ann", "--design", "oasis", *extra],
+                            input="y\nn\ny\nn\n")
+        assert res.exit_code == 0, res.output
+        return LabelStore(store).run_info(1)["settings"]
+
+    assert saved("default") == OasisSettings().to_dict()
+    assert saved("set", "--epsilon", "0.01", "--defensive", "0", "--n-strata", "10") == \
+        OasisSettings(epsilon=0.01, defensive=0.0, n_strata=10).to_dict()
+
+
+@pytest.mark.parametrize("command", ["evaluate", "label"])
+@pytest.mark.parametrize("extra, option", [
+    (["--design", "oasis", "--epsilon", "0"], "--epsilon"),
+    (["--design", "importance", "--epsilon", "1.5"], "--epsilon"),
+    (["--epsilon", "nan"], "--epsilon"),
+    (["--design", "oasis", "--defensive", "1"], "--defensive"),
+    (["--design", "oasis", "--defensive", "-0.1"], "--defensive"),
+    (["--design", "stratified", "--defensive", "0.2"], "--defensive"),
+    (["--n-strata", "0"], "--n-strata"),
+])
+def test_bad_design_option_is_one_line_naming_it(files, command, extra, option):
+    """Both commands check the design options the same way (by the designs' settings), before
+    any file is read or label asked: one line naming the option, exit 2."""
+    args = [command, str(files / "pool.csv"), "--store", str(files / "x.db"), *extra]
+    if command == "evaluate":
+        args += ["--labels", str(files / "gold.parquet")]
+    res = runner.invoke(app, args, input="y\n" * 5)
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().startswith(f"error: {option}: "), res.output
+    assert len(res.output.strip().splitlines()) == 1 and "match?" not in res.output
+    assert not (files / "x.db").exists()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from assay.designs.oasis import DEFAULT_DEFENSIVE
 from assay.errors import AssayInputError
 
 ALLOCATIONS = ("neyman", "proportional")
@@ -111,7 +112,7 @@ class OasisSettings(DesignSettings):
     v_star: str = "paper"
     threshold: float = 0.0
     n_bins: int | None = None
-    defensive: float = 0.5
+    defensive: float = DEFAULT_DEFENSIVE
 
     def __post_init__(self) -> None:
         super().__post_init__()

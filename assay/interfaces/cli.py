@@ -25,6 +25,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from assay.designs.settings import (DesignSettings, ImportanceSettings, OasisSettings,
+                                    StratifiedSettings)
 from assay.errors import AssayInputError, redact
 from assay.interfaces.cli_errors import OneLineGroup, StdoutConsole, err, finish, user_errors
 from assay.outputs import STDOUT, check_output, write_text
@@ -150,6 +152,40 @@ def _options(strata: str, n_strata: int, allocation: str, epsilon: float | None,
     return opts
 
 
+def _checked(option: str, settings: type[DesignSettings], field: str, value: Any) -> None:
+    """``value`` through the check of the settings that own ``field`` (the one place for the
+    ranges, :mod:`assay.designs.settings`), its error re-raised naming the command's option.
+
+    >>> _checked("--epsilon", ImportanceSettings, "epsilon", 0.5)
+    >>> _checked("--epsilon", ImportanceSettings, "epsilon", 2.0)
+    Traceback (most recent call last):
+    assay.errors.AssayInputError: --epsilon: 2.0 (expected a number in (0, 1])
+    """
+    if value is None:
+        return
+    try:
+        settings(**{field: value})
+    except AssayInputError as exc:
+        raise AssayInputError(option, str(value), expected=exc.expected) from None
+
+
+def design_options(design: Optional[DesignName], strata: StrataName, n_strata: int,
+                   allocation: AllocationName, epsilon: Optional[float],
+                   defensive: Optional[float], replace: bool) -> dict[str, Any]:
+    """The design options of ``evaluate`` and ``label`` checked (by the settings: ``--epsilon``
+    as OASIS's ε with ``--design oasis``, else importance's; ``--defensive`` only with
+    ``--design oasis``) and turned into the options dict of :func:`_options`."""
+    name = _design(design)
+    _checked("--n-strata", StratifiedSettings, "n_strata", n_strata)
+    _checked("--epsilon", OasisSettings if name == "oasis" else ImportanceSettings, "epsilon",
+             epsilon)
+    _checked("--defensive", OasisSettings, "defensive", defensive)
+    if defensive is not None and name != "oasis":
+        raise AssayInputError("--defensive", f"{defensive} with --design {name or 'auto'}",
+                              expected="--design oasis")
+    return _options(strata.value, n_strata, allocation.value, epsilon, replace, name, defensive)
+
+
 def _check_run(seed: int, json_out: Optional[Path], report: Optional[Path]) -> None:
     """Options and output paths that would fail late: checked before any file is read."""
     if not 0 <= seed <= SEED_MAX:
@@ -206,14 +242,36 @@ ID_OPT = typer.Option(None, "--id", help="Id column of the pool; repeat for seve
                                          "(--id doc --id sec).")
 
 
+STRATA_OPT = typer.Option(StrataName.csf, help="Stratified and OASIS: 'csf' or 'equal' strata.")
+N_STRATA_OPT = typer.Option(30, help="Stratified and OASIS: number of strata.")
+ALLOCATION_OPT = typer.Option(AllocationName.neyman, help="Stratified: 'neyman' or "
+                                                          "'proportional'.")
+EPSILON_OPT = typer.Option(None, help="Importance and OASIS: weight of the uniform mixture "
+                                      f"(default {ImportanceSettings.epsilon} for importance, "
+                                      f"{OasisSettings.epsilon} for OASIS).", show_default=False)
+DEFENSIVE_OPT = typer.Option(None, help="OASIS: share d of v* taken from the prior's static "
+                                        "v*_0, in [0, 1), so no weight exceeds 1/d of the prior "
+                                        f"design's (default {OasisSettings.defensive}; 0 is the "
+                                        "published algorithm).", show_default=False)
+REPLACE_OPT = typer.Option(False, help="Passive: sample with replacement.")
+
+# keyword-only parameter name → (annotation, typer option): what ``run_options`` declares
+SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "design": (Optional[DesignName], DESIGN_OPT), "seed": (int, SEED_OPT),
+    "confidence": (float, CONFIDENCE_OPT), "store": (str, STORE_OPT),
+    "json_out": (Optional[Path], JSON_OPT), "report": (Optional[Path], REPORT_OPT),
+    "dataset": (Optional[str], DATASET_OPT), "id_col": (Optional[list[str]], ID_OPT),
+    "strata": (StrataName, STRATA_OPT), "n_strata": (int, N_STRATA_OPT),
+    "allocation": (AllocationName, ALLOCATION_OPT), "epsilon": (Optional[float], EPSILON_OPT),
+    "defensive": (Optional[float], DEFENSIVE_OPT), "replace": (bool, REPLACE_OPT)}
+
+
 def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give ``fn``'s keyword-only parameters named like the options every labelling command
-    shares (design, seed, confidence, store, json, report, dataset, id) their typer options:
-    typer reads a command's options from its signature, and this way they are declared once."""
-    shared = {"design": (Optional[DesignName], DESIGN_OPT), "seed": (int, SEED_OPT),
-              "confidence": (float, CONFIDENCE_OPT), "store": (str, STORE_OPT),
-              "json_out": (Optional[Path], JSON_OPT), "report": (Optional[Path], REPORT_OPT),
-              "dataset": (Optional[str], DATASET_OPT), "id_col": (Optional[list[str]], ID_OPT)}
+    shares (:data:`SHARED_OPTIONS`: design, seed, confidence, store, json, report, dataset, id,
+    and the design options checked by :func:`design_options`) their typer options: typer reads
+    a command's options from its signature, and this way they are declared once."""
+    shared = SHARED_OPTIONS
     sig = inspect.signature(fn)
     params = [p.replace(annotation=shared[p.name][0], default=shared[p.name][1])
               if p.kind is p.KEYWORD_ONLY and p.name in shared else p
@@ -234,20 +292,6 @@ def evaluate(
                                                       "annotator."),
     budget: int = typer.Option(1000, min=1, help="Distinct labels to use."),
     annotator: Optional[str] = typer.Option(None, help="Whose labels these are."),
-    strata: StrataName = typer.Option(StrataName.csf, help="Stratified: 'csf' or 'equal' "
-                                                            "strata."),
-    n_strata: int = typer.Option(30, min=1, help="Stratified: number of strata."),
-    allocation: AllocationName = typer.Option(AllocationName.neyman, help="Stratified: 'neyman' "
-                                                                        "or 'proportional'."),
-    epsilon: Optional[float] = typer.Option(None, help="Importance and OASIS: weight of the "
-                                            "uniform mixture (default 0.1 for importance, "
-                                            "0.001 for OASIS).", show_default=False),
-    defensive: Optional[float] = typer.Option(None, help="OASIS: share d of v* taken from "
-                                              "the prior's static v*_0, in [0, 1), so no weight "
-                                              "exceeds 1/d of the prior design's (default 0.5; "
-                                              "0 is the published algorithm).",
-                                              show_default=False),
-    replace: bool = typer.Option(False, help="Passive: sample with replacement."),
     fpr: float = typer.Option(0.0, help="Simulate an annotator with this false-positive rate."),
     fnr: float = typer.Option(0.0, help="Simulate an annotator with this false-negative rate."),
     votes: int = typer.Option(1, min=1, help="Simulate a panel of this many independent "
@@ -267,7 +311,8 @@ def evaluate(
                                                 "memory.",
                                                 show_default=False),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
-    dataset: Any, id_col: Any,
+    dataset: Any, id_col: Any, strata: Any, n_strata: Any, allocation: Any, epsilon: Any,
+    defensive: Any, replace: Any,
 ) -> None:
     """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels.
 
@@ -277,14 +322,7 @@ def evaluate(
     from assay.formats.pool import load_pool
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
-    if epsilon is not None and not 0.0 < epsilon <= 1.0:
-        raise AssayInputError("--epsilon", str(epsilon), expected="a number in (0, 1]")
-    if defensive is not None and not 0.0 <= defensive < 1.0:
-        raise AssayInputError("--defensive", str(defensive),
-                              expected="a share in [0, 1) (0: the published OASIS)")
-    if defensive is not None and design is not DesignName.oasis:
-        raise AssayInputError("--defensive", f"{defensive} with --design "
-                              f"{_design(design) or 'auto'}", expected="--design oasis")
+    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace)
     for option, rate in (("--fpr", fpr), ("--fnr", fnr)):
         if not 0.0 <= rate <= 1.0:
             raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
@@ -298,18 +336,14 @@ def evaluate(
                                   "on an engine yet", expected="a gold file alone")
         _run_engine(spec, str(labels), _design(design) or "auto", budget, seed,
                     confidence, store, json_out, report, dataset, annotator or "gold",
-                    _options(strata.value, n_strata, allocation.value, epsilon, replace,
-                             _design(design), defensive),
-                    id_col or None, name)
+                    options, id_col or None, name)
         return
     p = load_pool(pool, id_columns=id_col or None)
     src = label_source(labels, p)
     if fpr or fnr or votes > 1:
         src = simulated_panel(src, votes, fpr, fnr, seed)
     _run(p, src, _design(design), budget, seed, confidence, store, json_out, report, dataset,
-         annotator, _options(strata.value, n_strata, allocation.value, epsilon, replace,
-                             _design(design), defensive),
-         id_col, on_conflict=on_conflict.value)
+         annotator, options, id_col, on_conflict=on_conflict.value)
 
 
 def _run_engine(spec: str, labels: str, design: str, budget: int, seed: int,
@@ -349,7 +383,8 @@ def label(
     budget: int = typer.Option(100, min=1, help="Distinct labels to give."),
     annotator: Optional[str] = typer.Option(None, help="Your name (default: $USER)."),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
-    dataset: Any, id_col: Any,
+    dataset: Any, id_col: Any, strata: Any, n_strata: Any, allocation: Any, epsilon: Any,
+    defensive: Any, replace: Any,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
     from assay.campaign import default_dataset
@@ -357,6 +392,7 @@ def label(
     from assay.labels.terminal import QuitLabelling, TerminalAnnotator
     if not 0.0 < confidence < 1.0:
         raise AssayInputError("--confidence", str(confidence), expected="a number in (0, 1)")
+    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace)
     _check_run(seed, json_out, report)
     p = load_pool(pool, id_columns=id_col or None)
     who = annotator or os.environ.get("USER") or "me"
@@ -364,7 +400,7 @@ def label(
     dataset = dataset or default_dataset(p)
     try:
         _run(p, src, _design(design), budget, seed, confidence, store, json_out, report,
-             dataset, who, _options("csf", 30, "neyman", 0.1, False), id_col,
+             dataset, who, options, id_col,
              progress=src.progress)
     except QuitLabelling as q:
         n = _stored_labels(store, dataset, who, q.saved)
