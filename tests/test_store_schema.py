@@ -61,9 +61,12 @@ def test_v0_store_migrates_with_no_label_lost(v0_copy):
     assert raw.execute("SELECT count(*) FROM assay_judgments WHERE value < 0").fetchone()[0] == 0
     assert raw.execute("SELECT count(*) FROM assay_judgments").fetchone()[0] == 252  # … no row lost
     assert raw.execute("SELECT count(*) FROM assay_draws").fetchone()[0] == 260
-    assert raw.execute("SELECT version FROM assay_schema").fetchone()[0] == 1
+    assert raw.execute("SELECT version FROM assay_schema").fetchone()[0] == 2   # 0 → 1 → 2
+    assert raw.execute("SELECT sql FROM sqlite_master WHERE name = "
+                       "'ix_judgment_dataset_annotator'").fetchone()[0] == (
+        "CREATE INDEX ix_judgment_dataset_annotator ON assay_judgments (dataset, annotator)")
     store.close()
-    assert LabelStore(v0_copy).previous_version == 1           # opening again: nothing to do
+    assert LabelStore(v0_copy).previous_version == 2           # opening again: nothing to do
 
 
 def test_v0_store_resumes_without_asking_again(v0_copy):

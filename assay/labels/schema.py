@@ -1,15 +1,22 @@
-"""The label store's schema, its version table and the migration from the 0.1.0 layout.
+"""The label store's schema, its version table and the migrations from older layouts.
 
-Version 1 (this release) keeps judgments and statuses apart: a *judgment* is a value (0/1 or a
-graded value) given by an annotator in a :class:`Role` to an item of a dataset; *skipped*,
-*unassessable* and *pending* are a :class:`Status` with no value — never a −1 in a value column.
-Every table is prefixed ``assay_`` so it cannot collide with a user's own tables.
+Version 1 keeps judgments and statuses apart: a *judgment* is a value (0/1 or a graded value)
+given by an annotator in a :class:`Role` to an item of a dataset; *skipped*, *unassessable* and
+*pending* are a :class:`Status` with no value — never a −1 in a value column. Every table is
+prefixed ``assay_`` so it cannot collide with a user's own tables.
+
+Version 2 (this release) adds the index ``ix_judgment_dataset_annotator`` on judgments
+(dataset, annotator): one annotator's entries of a dataset (``LabelStore.judgments`` with an
+annotator, an undo, the service's flag check at every item served) are read through it instead
+of a scan of the dataset. Nothing else changes; an assay of version 1 refuses
+a store migrated to 2 (the version check below), so upgrade every process that opens it.
 
 Version 0 (release 0.1.0) had ``labels(dataset, item, annotator, label)`` with −1 for a skip,
 ``runs`` and ``draws``. :func:`ensure_schema` creates or migrates under a lock — PostgreSQL: a
 transaction-scoped advisory lock; SQLite: ``BEGIN IMMEDIATE`` with a busy timeout (set by
 :func:`assay.labels.store.engine_for`) — so several processes may open a fresh store at once.
-Migration steps are idempotent: a step already applied is skipped by the version number.
+Migration steps are idempotent: a step already applied is skipped by the version number (and
+the index is created only where it is missing).
 """
 from __future__ import annotations
 
@@ -17,14 +24,14 @@ import datetime as dt
 import enum
 import json
 
-from sqlalchemy import (CheckConstraint, Column, DateTime, Float, ForeignKey, Integer, MetaData,
-                        SmallInteger, String, Table, Text, UniqueConstraint, inspect, select,
-                        text)
+from sqlalchemy import (CheckConstraint, Column, DateTime, Float, ForeignKey, Index, Integer,
+                        MetaData, SmallInteger, String, Table, Text, UniqueConstraint, inspect,
+                        select, text)
 from sqlalchemy.engine import Connection
 
 from assay.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NAME_LENGTH = 200
 _PG_LOCK = 0x61737361   # "assa": the advisory lock of schema creation and migration
 
@@ -84,6 +91,10 @@ judgments_table = Table(
     CheckConstraint("(status = 'judged') = (value IS NOT NULL)", name="ck_judgment_value"),
 )
 
+judgments_by_annotator = Index("ix_judgment_dataset_annotator", judgments_table.c.dataset,
+                               judgments_table.c.annotator)
+"""Version 2: one annotator's entries of a dataset without a scan of the dataset."""
+
 runs_table = Table(
     "assay_runs", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -122,7 +133,8 @@ def now() -> dt.datetime:
 
 def ensure_schema(conn: Connection, location: str) -> int:
     """Create or migrate the schema inside the caller's transaction; returns the version found
-    before (0 for a 0.1.0 store, −1 for an empty one, 1 when current).
+    before (−1 for an empty store, 0 for a 0.1.0 store, 1 for a store without the
+    annotator index, :data:`SCHEMA_VERSION` when current).
 
     The caller's transaction must hold the store's write lock (SQLite ``BEGIN IMMEDIATE``);
     on PostgreSQL an advisory lock is taken here, so concurrent openers wait for the first.
@@ -130,6 +142,7 @@ def ensure_schema(conn: Connection, location: str) -> int:
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
     names = set(inspect(conn).get_table_names())
+    version = None
     if "assay_schema" in names:
         version = conn.execute(select(schema_table.c.version)).scalar()
         if version is not None and int(version) > SCHEMA_VERSION:
@@ -138,12 +151,21 @@ def ensure_schema(conn: Connection, location: str) -> int:
         if version == SCHEMA_VERSION:
             return SCHEMA_VERSION
     old = _v0_layout(conn, names, location)
-    metadata.create_all(conn)
+    metadata.create_all(conn)           # a new table comes with its indexes
     if old:
         _migrate_v0(conn)
+    _migrate_v1(conn)
     conn.execute(schema_table.delete())
     conn.execute(schema_table.insert().values(id=1, version=SCHEMA_VERSION, migrated_at=now()))
-    return 0 if old else -1
+    return 0 if old else (-1 if version is None else int(version))
+
+
+def _migrate_v1(conn: Connection) -> None:
+    """Version 1 → 2: the index on judgments (dataset, annotator), where it is missing (a
+    store made or migrated here has it from :meth:`MetaData.create_all` already). Built in the
+    migration's transaction: on PostgreSQL writers of the table wait for it, readers do
+    not."""
+    judgments_by_annotator.create(conn, checkfirst=True)
 
 
 def _v0_layout(conn: Connection, names: set[str], location: str) -> bool:
@@ -214,4 +236,5 @@ def _as_datetime(v: object) -> dt.datetime:
 
 
 __all__ = ["NAME_LENGTH", "Role", "SCHEMA_VERSION", "Status", "datasets_table", "draws_table",
-           "ensure_schema", "judgments_table", "metadata", "now", "runs_table", "schema_table"]
+           "ensure_schema", "judgments_by_annotator", "judgments_table", "metadata", "now",
+           "runs_table", "schema_table"]
