@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import DateTime, bindparam, delete, func, select, update
 from sqlalchemy.engine import Engine
 
 from assay.labels.schema import Status, judgments_table, now
@@ -47,31 +47,58 @@ class Flag:
         return self.cleared_at is None
 
 
+def _count_statement(since: bool) -> Any:
+    """(value, ones, n) of each of an annotator's judged labels: ``ones`` and ``n`` the sum
+    and number of the item's human labels. Bound parameters ``dataset``, ``annotator``,
+    ``own`` (the campaign's annotator) and, with ``since``, ``since``; built once, as building
+    the statement cost more than running it."""
+    j = judgments_table
+    m, o = j.alias("m"), j.alias("o")
+    judged = Status.JUDGED.value
+    mine = ((m.c.dataset == bindparam("dataset")) & (m.c.annotator == bindparam("annotator"))
+            & (m.c.status == judged))
+    if since:
+        mine = mine & (m.c.created_at > bindparam("since", type_=DateTime))
+    theirs = ((o.c.dataset == m.c.dataset) & (o.c.item == m.c.item)
+              & (o.c.annotator != bindparam("own")) & (o.c.status == judged))
+    return select(m.c.value,                    # correlated: by the item's key, per label
+                  select(func.sum(o.c.value)).where(theirs).scalar_subquery(),
+                  select(func.count()).select_from(o).where(theirs).scalar_subquery()
+                  ).where(mine)
+
+
+_COUNT = {False: _count_statement(False), True: _count_statement(True)}
+
+
 def disagreements(conn: Any, camp: CampaignRow, annotator: str,
                   since: dt.datetime | None = None) -> tuple[int, int]:
     """(disagreements, compared) of ``annotator``'s labels given after ``since`` (all when
     None) with the strict majority of every human label of the item, over items with two or
-    more labels — :func:`assay.service.quality.report`'s count for one annotator."""
-    j = judgments_table
-    human = ((j.c.dataset == camp.dataset) & (j.c.annotator != camp.annotator)
-             & (j.c.status == Status.JUDGED.value))
-    mine = conn.execute(select(j.c.item, j.c.value, j.c.created_at).where(
-        human & (j.c.annotator == annotator))).all()
-    if since is not None:
-        mine = [m for m in mine if m.created_at > since]
-    if len(mine) <= FLAG_COUNT:             # the rule needs more than FLAG_COUNT of them
+    more labels — :func:`assay.service.quality.report`'s count for one annotator; (0, 0) when
+    they gave no more than :data:`~assay.service.quality.FLAG_COUNT` labels after ``since``
+    (the rule cannot hold).
+
+    One statement: the annotator's labels (read through the label store's index on dataset
+    and annotator) and, for each, the sum and number of its item's human labels (correlated
+    subqueries through the unique key's dataset and item, so that no planner starts from a
+    scan of the dataset); a call reads the annotator's items and their labels, never the
+    whole campaign, and gets one row per label of the annotator."""
+    if annotator == camp.annotator:             # the campaign's own labels are not human
         return 0, 0
-    mine_items = select(j.c.item).where(human & (j.c.annotator == annotator))
-    tally = {r.item: (int(r.ones or 0), int(r.n)) for r in conn.execute(
-        select(j.c.item, func.sum(j.c.value).label("ones"), func.count().label("n"))
-        .where(human & j.c.item.in_(mine_items)).group_by(j.c.item))}
+    params: dict[str, Any] = {"dataset": camp.dataset, "annotator": annotator,
+                              "own": camp.annotator}
+    if since is not None:
+        params["since"] = since
+    rows = conn.execute(_COUNT[since is not None], params).all()
+    if len(rows) <= FLAG_COUNT:             # the rule needs more than FLAG_COUNT of them
+        return 0, 0
     d = c = 0
-    for m in mine:
-        ones, n = tally.get(m.item, (0, 0))
+    for value, ones, n in rows:
+        ones, n = int(ones or 0), int(n)
         if n < 2 or 2 * ones == n:
             continue
         c += 1
-        d += int(int(m.value) != (1 if 2 * ones > n else 0))
+        d += int(int(value) != (1 if 2 * ones > n else 0))
     return d, c
 
 
