@@ -100,12 +100,11 @@ def render(request: Request, name: str, c: Caller | None, status: int = 200,
 def create_app(store: LabelStore | str, worker: bool = False,
                secure_cookies: bool = False) -> FastAPI:
     """The application on ``store`` (a :class:`LabelStore`, an SQLite path or a URL); its
-    service tables are migrated first. With ``worker`` a background thread runs the jobs;
-    with ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS)."""
+    service tables and the campaigns' tables are migrated first (``migrate.upgrade``, the
+    one place they are made). With ``worker`` a background thread runs the jobs; with
+    ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS)."""
     labels = store if isinstance(store, LabelStore) else LabelStore(store)
     migrate.upgrade(labels.engine)
-    from assay.ondemand.store import OnDemandStore
-    OnDemandStore(labels)        # the campaigns' tables (a store of a release before them)
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if worker:

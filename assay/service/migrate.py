@@ -2,6 +2,13 @@
 ``assay/service/migrations``; no alembic.ini), inside one transaction that holds the store's
 write lock: SQLite ``BEGIN IMMEDIATE`` (:func:`assay.labels.store.engine_for`), PostgreSQL an
 advisory lock, so several server processes may start on one store at once.
+
+The same transaction creates the on-demand campaigns' tables the service reads
+(:func:`assay.ondemand.schema.ensure_ondemand_schema`: missing tables and columns only), so a
+label store of a release before them — or one only ever used by ``assay evaluate`` — is ready
+for the service after :func:`upgrade` (``assay serve migrate``), not only once a page is served.
+(The label store's own schema, judgments and their indexes, is migrated when it is opened:
+:func:`assay.labels.schema.ensure_schema`.)
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from assay.labels.store import _retry_locked
+from assay.ondemand.schema import ensure_ondemand_schema
 
 SCRIPTS = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "assay_svc_alembic"
@@ -40,11 +48,13 @@ def current(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
-    """Bring the service's tables to ``revision``; returns the revision found before."""
+    """Bring the service's tables to ``revision`` (and create the on-demand tables that are
+    missing); returns the revision found before."""
     def attempt() -> str | None:
         with engine.begin() as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+            ensure_ondemand_schema(conn)
             before = MigrationContext.configure(
                 conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
             if before != head() or revision != "head":
