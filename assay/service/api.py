@@ -150,15 +150,28 @@ def get_quality(request: Request, campaign: str) -> dict[str, Any]:
 
 
 @router.get("/costs")
-def get_costs(request: Request, campaign: str, price: float | None = None) -> dict[str, Any]:
-    """Human answers per submission and campaign (admins only); ``price`` per label."""
+def get_costs(request: Request, campaign: str, price: str | None = None) -> Any:
+    """Human answers and what they cost, per submission and per campaign (admins only): the
+    figures of the cost page, at the campaign's stored prices per task type
+    (:func:`assay.service.costs.prices`, echoed as ``prices``). ``price`` — the per-label
+    price of the API before prices were stored (kept for its clients and docs) — replaces the
+    verification price in this answer only; nothing is stored (``POST /admin/prices`` sets
+    prices)."""
     need(request, "admin", api=True)
-    from assay.service.costs import costs
-    got = costs(store_of(request), _row(request, campaign))
-    subs = [{**dataclasses.asdict(c), **({} if price is None else {"cost": c.price(price)})}
-            for c in got.pop("submissions")]
-    total = {} if price is None else {"cost": round(got["answers"] * price, 10)}
-    return {**got, **total, "submissions": subs}
+    from assay.service.costs import campaign_costs, costs, parse_price
+    try:
+        at = None if price is None else {"verification": parse_price("verification", price)}
+    except ValueError as exc:
+        return JSONResponse({"error": str(exc)}, 400)
+    store, row = store_of(request), _row(request, campaign)
+    got = costs(store, row)
+    got.pop("submissions")
+    priced = campaign_costs(store, row, at=at)
+    return {**got, "documents": priced.documents, "cost": priced.cost,
+            "prices": priced.prices,
+            "submissions": [dataclasses.asdict(x) for x in priced.submissions],
+            "annotators": [{**dataclasses.asdict(a), "answers": a.answers}
+                           for a in priced.annotators]}
 
 
 @router.get("/audit")

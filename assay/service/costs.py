@@ -159,13 +159,15 @@ class CampaignCost:
     cost: float
 
 
-def campaign_costs(store: LabelStore, camp: CampaignRow,
-                   team: str | None = None) -> CampaignCost:
-    """The campaign's costs; with ``team`` only that team's submissions (no annotator, and
-    the campaign's totals left at 0: a submitter sees their own submissions' cost only)."""
+def campaign_costs(store: LabelStore, camp: CampaignRow, team: str | None = None,
+                   at: dict[str, float] | None = None) -> CampaignCost:
+    """The campaign's costs at its stored prices (:func:`prices`; ``at`` replaces those of
+    the tasks it names, for this answer only: nothing is stored); with ``team`` only that
+    team's submissions (no annotator, and the campaign's totals left at 0: a submitter sees
+    their own submissions' cost only)."""
     from assay.service.exhaustive_store import work_table as w
     s, ji, j = submissions_table, job_items_table, judgments_table
-    price = prices(store.engine, camp.name)
+    price = {**prices(store.engine, camp.name), **(at or {})}
     human = ((j.c.dataset == camp.dataset) & (j.c.annotator != camp.annotator)
              & (j.c.status != Status.PENDING.value))
     with store.engine.connect() as conn:

@@ -3,9 +3,10 @@
 items with two or more labels) with a consequence. When the queue serves an annotator
 (:func:`assay.service.queue.next_item`) their labels are checked; once the rule holds they are
 flagged (a row in ``assay_svc_flags``, audited ``flagged``), their leases in the campaign are
-released, they are served no item and their votes are refused (403) until an admin clears the
-flag (:func:`clear`, audited ``flag-cleared``). After a clear the rule is applied afresh to the
-labels they give from then on (the majority still counts every label of the item).
+released, they are served no item and their votes (on the page, the API and in a Label Studio
+import) and undos are refused (403) until an admin clears the flag (:func:`clear`, audited
+``flag-cleared``). After a clear the rule is applied afresh to the labels they give from then on
+(the majority still counts every label of the item).
 
 >>> rule(11, 40), rule(11, 60), rule(10, 20)
 (True, False, False)
@@ -114,7 +115,12 @@ def _row(conn: Any, campaign: str, annotator: str) -> Flag | None:
 def blocked(engine: Engine, campaign: str, annotator: str) -> bool:
     """Whether ``annotator`` has a live flag in ``campaign`` (one primary-key read)."""
     with engine.connect() as conn:
-        got = _row(conn, campaign, annotator)
+        return blocked_in(conn, campaign, annotator)
+
+
+def blocked_in(conn: Any, campaign: str, annotator: str) -> bool:
+    """:func:`blocked` on the caller's connection (inside a vote's or an undo's transaction)."""
+    got = _row(conn, campaign, annotator)
     return got is not None and got.live
 
 
@@ -172,4 +178,4 @@ def flags(engine: Engine, campaign: str) -> dict[str, Flag]:
         return {n: got for n in names if (got := _row(conn, campaign, n)) is not None}
 
 
-__all__ = ["Flag", "blocked", "check", "clear", "disagreements", "flags", "rule"]
+__all__ = ["Flag", "blocked", "blocked_in", "check", "clear", "disagreements", "flags", "rule"]

@@ -209,27 +209,35 @@ class QueueError(Exception):
 def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
          value: int | None) -> Judgment:
     """Record ``annotator``'s answer for a queued item (1, 0, or None for a skip) and decide the
-    item if its votes now suffice; returns what the store holds (a re-post changes nothing)."""
-    if annotator == camp.annotator:
-        raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
-    from assay.service import flags
-    if flags.blocked(store.engine, camp.name, annotator):
-        raise QueueError(f"annotator {annotator!r} is flagged in campaign {camp.name!r} (too "
-                         "many disagreements with the majority): no label is taken until an "
-                         "admin clears the flag", 403)
-    if value is not None:
-        if int(value) not in (0, 1):
-            raise QueueError(f"label {value!r}: expected 1, 0 or a skip", 400)
-        value = int(value)
+    item if its votes now suffice; returns what the store holds (a re-post changes nothing).
+    Refused (403): the campaign's own annotator name, and a flagged annotator
+    (:mod:`assay.service.flags`)."""
     k = settings(store.engine, camp.name).k
     with store.engine.begin() as conn:
         return vote_in(conn, store, camp, annotator, item, value, k)
 
 
+def _may_answer(conn: Any, camp: CampaignRow, annotator: str, what: str = "label") -> None:
+    """A :class:`QueueError` (403) for the campaign's own annotator name or a flagged
+    annotator: no vote or undo of theirs is taken."""
+    if annotator == camp.annotator:
+        raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
+    from assay.service import flags
+    if flags.blocked_in(conn, camp.name, annotator):
+        raise QueueError(f"annotator {annotator!r} is flagged in campaign {camp.name!r} (too "
+                         f"many disagreements with the majority): no {what} is taken until an "
+                         "admin clears the flag", 403)
+
+
 def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, item: str,
             value: int | None, k: int) -> Judgment:
     """:func:`vote` inside the caller's write transaction ``conn`` (a batch of votes, as a
-    Label Studio import, is one transaction: all kept or none)."""
+    Label Studio import, is one transaction: all kept or none), with the same refusals."""
+    _may_answer(conn, camp, annotator)
+    if value is not None:
+        if int(value) not in (0, 1):
+            raise QueueError(f"label {value!r}: expected 1, 0 or a skip", 400)
+        value = int(value)
     q, j = queue_table, judgments_table
     row = {"dataset": camp.dataset, "item": item, "annotator": annotator, "role": "assessor",
            "value": value, "status": (Status.JUDGED if value is not None
@@ -284,10 +292,12 @@ def settled_before() -> dt.datetime:
 def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
     """Take back ``annotator``'s latest answer in the campaign, unless its item's decision is
     settled (:func:`settled_before`; the vote that decided it within the window reopens the
-    item); returns the item (to show it again)."""
+    item); returns the item (to show it again). A flagged annotator's undo is refused (403),
+    as their votes are: it would reopen an item and lease it to them."""
     q, j = queue_table, judgments_table
     k = settings(store.engine, camp.name).k
     with store.engine.begin() as conn:
+        _may_answer(conn, camp, annotator, "undo")
         last = conn.execute(select(j.c.id, j.c.item, j.c.dataset).where(
             j.c.dataset.in_([camp.dataset, gold.gold_dataset(camp.dataset)])
             & (j.c.annotator == annotator)
