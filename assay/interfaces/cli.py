@@ -25,8 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from assay.designs.settings import (DesignSettings, ImportanceSettings, OasisSettings,
-                                    StratifiedSettings)
+from assay.designs.settings import DesignSettings, ImportanceSettings, OasisSettings
 from assay.errors import AssayInputError, redact
 from assay.interfaces.cli_errors import OneLineGroup, StdoutConsole, err, finish, user_errors
 from assay.outputs import STDOUT, check_output, write_text
@@ -174,9 +173,9 @@ def design_options(design: Optional[DesignName], strata: StrataName, n_strata: i
                    defensive: Optional[float], replace: bool) -> dict[str, Any]:
     """The design options of ``evaluate`` and ``label`` checked (by the settings: ``--epsilon``
     as OASIS's ε with ``--design oasis``, else importance's; ``--defensive`` only with
-    ``--design oasis``) and turned into the options dict of :func:`_options`."""
+    ``--design oasis``; ``--n-strata`` ≥ 1 by its typer option) and turned into the options
+    dict of :func:`_options`."""
     name = _design(design)
-    _checked("--n-strata", StratifiedSettings, "n_strata", n_strata)
     _checked("--epsilon", OasisSettings if name == "oasis" else ImportanceSettings, "epsilon",
              epsilon)
     _checked("--defensive", OasisSettings, "defensive", defensive)
@@ -243,7 +242,7 @@ ID_OPT = typer.Option(None, "--id", help="Id column of the pool; repeat for seve
 
 
 STRATA_OPT = typer.Option(StrataName.csf, help="Stratified and OASIS: 'csf' or 'equal' strata.")
-N_STRATA_OPT = typer.Option(30, help="Stratified and OASIS: number of strata.")
+N_STRATA_OPT = typer.Option(30, min=1, help="Stratified and OASIS: number of strata.")
 ALLOCATION_OPT = typer.Option(AllocationName.neyman, help="Stratified: 'neyman' or "
                                                           "'proportional'.")
 EPSILON_OPT = typer.Option(None, help="Importance and OASIS: weight of the uniform mixture "
