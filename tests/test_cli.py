@@ -241,8 +241,8 @@ def test_label_passes_the_design_options_to_the_saved_run(files):
 ])
 def test_bad_design_option_is_one_line_naming_it(files, command, extra, option):
     """Both commands check the design options the same way (the settings' own checks; --n-strata
-    by its typer option), before
-    any file is read or label asked: one line naming the option, exit 2."""
+    by its typer option), before any file is read or label asked: one line naming the option,
+    exit 2."""
     args = [command, str(files / "pool.csv"), "--store", str(files / "x.db"), *extra]
     if command == "evaluate":
         args += ["--labels", str(files / "gold.parquet")]

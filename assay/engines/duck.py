@@ -5,9 +5,10 @@ DuckDB is in this module (and the hash's expressions in :mod:`assay.engines.hash
 Passes (each one scan): ``describe`` (validation, score range, fingerprint), ``score_histogram``,
 ``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins holding the ranks; a bin
 too large to fetch is split again, by score or, when its scores are all equal, by the tie
-hash), ``segment_counts`` (one CASE over the edges), ``stratum_prefix`` (a hash prefilter
-h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, then a window over the survivors; q_h
-raised 16-fold for a stratum left short).
+hash, and bins holding more rows together than ``fetch_limit`` get one finer grid in one more
+pass, so memory stays flat in the pool's size), ``segment_counts`` (one CASE over the edges),
+``stratum_prefix`` (a hash prefilter h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, then
+a window over the survivors; q_h raised 16-fold for a stratum left short).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ _INT = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UI
 _NUMERIC = _INT | {"HUGEINT", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
 BINS = 1 << 16
 CASE_EDGES = 32     # more edges than this: segment counts by bins, not by one CASE
+MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most (_locate)
 
 
 def _numeric(t: str) -> bool:
@@ -191,9 +193,10 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
 
     def _locate(self, where: str, params: dict, lo: float, hi: float, n: int,
                 ranks: np.ndarray, slots: np.ndarray, score: np.ndarray, tie: np.ndarray,
-                level: int, shift: int | None = None) -> None:
+                level: int, shift: int | None = None, scale: float | None = None) -> None:
         """Fill ``score``/``tie`` at ``slots`` with the keys at ``ranks`` (ranks within the
-        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi])."""
+        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi]). ``scale``: cells
+        per unit of score of the region's grid (default: :data:`BINS` cells over [lo, hi])."""
         if lo == hi:    # every score equal: split by the tie hash, 16 bits at a time
             shift = 48 if shift is None else shift - 16
         if n <= self.fetch_limit or (shift is not None and shift < 0):
@@ -202,7 +205,11 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
             score[slots], tie[slots] = s[order[ranks]], t[order[ranks]]
             return
         p = dict(params)
-        if shift is None:   # split by score: bin 0 holds the highest scores
+        if shift is None and scale is not None:     # a finer grid over several bins: −cell
+            p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(scale)
+            b = f"(-CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT))"
+            src = self._base
+        elif shift is None:     # split by score: bin 0 holds the highest scores
             p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(BINS / (hi - lo))
             b = (f"({BINS - 1} - least(CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT), "
                  f"{BINS - 1}))")
@@ -229,6 +236,24 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
                              local, slots[sel], score, tie, level + 1, shift)
             else:
                 small.append(int(j))
+        # bins that fit one by one but together hold more rows than one fetch may bring (the
+        # grid's ranks in a pool of 10^9 rows: ~10^7, memory growing with the pool): one finer
+        # grid over those whose scores differ, S cells a bin so ~BINS cells in all (one more
+        # pass), then only the cells holding the ranks are fetched
+        split = [j for j in small if rows[j][2] < rows[j][3]]
+        lo_u = min((float(rows[j][2]) for j in split), default=0.0)
+        hi_u = max((float(rows[j][3]) for j in split), default=0.0)
+        sc = float(p.get(f"sc{level}", 0.0)) * max(2, BINS // max(1, len(split)))
+        if shift is None and level < MAX_SPLITS and (hi_u - lo_u) * sc < 2.0 ** 53 and \
+                int(counts[split].sum()) > self.fetch_limit:
+            in_list = ", ".join(str(int(bins[j])) for j in split)
+            before = np.concatenate([[0], np.cumsum(counts[split])])
+            sel = np.isin(which, split)
+            at = np.searchsorted(split, which[sel])
+            self._locate(f"({where}) AND {b} IN ({in_list})", p, lo_u, hi_u, int(before[-1]),
+                         before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
+                         level + 1, None, sc)
+            small = [j for j in small if j not in set(split)]
         if small:   # the bins that fit: one query for all of them
             in_list = ", ".join(str(int(bins[j])) for j in small)
             s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", p, extra=b)
