@@ -49,14 +49,16 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
     """A pool on DuckDB. ``source``: a Parquet path or glob (``*.parquet``), or the name of a
     table or view of ``connection`` (default: a new in-memory connection; a connection passed in
     is used as it is, its settings untouched). ``fetch_limit``: most rows one query brings into
-    Python while locating quantiles."""
+    Python while locating quantiles (4·10⁶, about 0.15 GiB: the grid's ranks of a pool of
+    10⁸ rows, 1.2·10⁶ rows, come in one fetch, without the finer grid's extra pass that 10⁹
+    rows need; bench/out/engine_memory_s12.md)."""
 
     name = "duckdb"
     prefilter_sd, prefilter_extra = 6.0, 16.0   # q_h = (k + 6√k + 16) / N_h (module docstring)
 
     def __init__(self, source: str | Path, connection: Any = None,
                  id_columns: Sequence[str] | None = None, score: str = "score",
-                 prediction: str = "prediction", fetch_limit: int = 1_000_000) -> None:
+                 prediction: str = "prediction", fetch_limit: int = 4_000_000) -> None:
         self.con = connection if connection is not None else duckdb.connect()
         self.fetch_limit = int(fetch_limit)
         self._bin_rows: list | None = None     # the fine score bins' counts (segment_counts)
