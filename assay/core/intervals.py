@@ -60,8 +60,8 @@ def korn_graubard_interval(p: float, n: float, confidence: float) -> tuple[float
 
 def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
                    interval: str = "auto", n_fail: float | None = None,
-                   n_success: float | None = None, sampled_fraction: float = 0.0
-                   ) -> tuple[float, float, str, float]:
+                   n_success: float | None = None, sampled_fraction: float = 0.0,
+                   scale: str = "wald") -> tuple[float, float, str, float]:
     """Interval for a ratio in [0, 1] from its linearised variance (module docstring).
 
     ``n_domain``: distinct labelled items in the denominator, of which ``n_success`` in the
@@ -72,8 +72,10 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
     ``census``). Below a census the exact fallback keeps n* ≤ n: capping at the
     finite-population effective size n/(1 − f) was tried and undercovers near a census
     (0.93 at 55 of 60 items, 0.90 at 59 of 60: Clopper–Pearson at a large effective size
-    ignores that the few unlabelled items move the ratio in steps of 1/N). Returns (low, high,
-    method, n_eff).
+    ignores that the few unlabelled items move the ratio in steps of 1/N). ``scale``: where
+    the delta interval applies, ``wald`` (R̂ ± z·SE) or ``logit`` (the same variance on the
+    logit scale, :func:`normal_interval`; Korn & Graubard 1999, §5.2), which follows the skew
+    of a ratio near 0 or 1. Returns (low, high, method, n_eff).
 
     >>> lo, hi, method, n_eff = ratio_interval(0.5, 0.0025, 100, 0.95, n_fail=50, n_success=50)
     >>> method, round(lo, 3), round(hi, 3), round(n_eff)
@@ -82,6 +84,9 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
     'exact'
     >>> ratio_interval(0.4444, 0.0, 62, 0.95, sampled_fraction=1.0)
     (0.4444, 0.4444, 'census', inf)
+    >>> [round(x, 3) for x in ratio_interval(0.8, 0.0016, 100, 0.95, n_fail=20, n_success=80,
+    ...                                      scale="logit")[:2]]
+    [0.71, 0.867]
     """
     if sampled_fraction >= 1.0 and (var == 0.0 or not math.isfinite(var)):
         return r, r, "census", math.inf
@@ -94,6 +99,9 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
                     MIN_NORMAL_COUNT if n_success is None else n_success) >= MIN_NORMAL_COUNT
     if interval == "delta" or (interval == "auto" and var > 0.0 and math.isfinite(var)
                                and counts_ok and n_eff * min(r, 1.0 - r) >= MIN_NORMAL_COUNT):
+        if scale == "logit" and 0.0 < r < 1.0:
+            lo, hi, _ = normal_interval(r, var, confidence, method="logit")
+            return lo, hi, "delta", n_eff
         se = math.sqrt(var)
         return max(0.0, r - z * se), min(1.0, r + z * se), "delta", n_eff
     n_star = min(n_eff, float(n_domain)) if n_domain > 0 else n_eff
