@@ -88,6 +88,8 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
     ...                                      scale="logit")[:2]]
     [0.71, 0.867]
     """
+    if scale not in ("wald", "logit"):
+        raise ValueError(f"unknown scale {scale!r} (wald, logit)")
     if sampled_fraction >= 1.0 and (var == 0.0 or not math.isfinite(var)):
         return r, r, "census", math.inf
     z = z_value(confidence)
