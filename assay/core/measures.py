@@ -90,8 +90,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     §5.2): their Hansen–Hurwitz ratio is skewed by the rarely drawn, heavily weighted items
     (a run that draws fewer of them than expected overestimates recall and underestimates
     its variance). On the importance design's 30 cells of bench/adversarial.py (10 worlds ×
-    500/1,000/2,000 labels, 200 repetitions) coverage below 0.92 fell from 9 measure-cells to
-    4 (realistic at 1,000 labels F1 0.915 → 0.945, ties at 500 0.895 → 0.925) at the same
+    500/1,000/2,000 labels, 200 repetitions) coverage below 0.92 fell from 8 measure-cells to
+    3 (realistic at 1,000 labels F1 0.915 → 0.945, ties at 500 0.895 → 0.925) at the same
     mean half-width (±0.003). Returns one :class:`Estimate` per system.
 
     >>> import numpy as np
