@@ -307,10 +307,15 @@ async def labelstudio_import(request: Request, campaign: str) -> JSONResponse:
                                            exc.status) from None
     except queue.QueueError as exc:
         return JSONResponse({"error": str(exc)}, exc.status)
+    from assay.service import flags
     from assay.service.auth import audit
     audit(store.engine, c.user.name, "labelstudio-import", camp.row.name,
           detail={"votes": len(got)})
-    return JSONResponse({"votes": len(got)}, 201)
+    # Label Studio's annotators are never served by the queue, where the flag rule is checked
+    # (queue.next_item): it is checked here, on each annotator of the import, once it is kept
+    flagged = sorted(who for who in {w for _, _, w, _ in got}
+                     if flags.check(store, camp.row, who))
+    return JSONResponse({"votes": len(got), "flagged": flagged}, 201)
 
 
 __all__ = ["router"]

@@ -47,6 +47,24 @@ def test_a_flagged_annotators_label_studio_votes_are_refused(service):
     assert service.store.labels("kb", "ls:bad@x") == {"b": 0}
 
 
+def test_the_flag_rule_is_checked_on_label_studio_annotators(service):
+    """They never pass through the queue, where the rule is checked: the import checks it on
+    each of its annotators once their votes are kept (12 of 12 against a 2-1 majority)."""
+    items = [f"i{n}" for n in range(12)]
+    queue.set_settings(service.store, "kb", queue.Settings(k=3))
+    queue.enqueue(service.store, "kb", items, 3)
+    root = service.client("root")
+    body = [t for i in items for t in (_ls(i, "good1@x", "yes"), _ls(i, "bad@x", "no"),
+                                       _ls(i, "good2@x", "yes"))]
+    r = root.post("/api/labelstudio/import?campaign=kb", json=body,
+                  headers={"X-CSRF-Token": csrf_of(root)})
+    assert r.status_code == 201, r.json()
+    assert r.json() == {"votes": 36, "flagged": ["ls:bad@x"]}
+    got = flags.flags(service.store.engine, "kb")
+    assert set(got) == {"ls:bad@x"} and got["ls:bad@x"].live
+    assert (got["ls:bad@x"].disagreements, got["ls:bad@x"].compared) == (12, 12)
+
+
 def test_the_campaigns_own_name_is_refused_on_the_import_path(service):
     """vote_in (the import's path) refuses what vote refuses: the campaign's own annotator."""
     queue.enqueue(service.store, "kb", ["a"], 1)
