@@ -158,14 +158,13 @@ def get_costs(request: Request, campaign: str, price: str | None = None) -> Any:
     verification price in this answer only; nothing is stored (``POST /admin/prices`` sets
     prices)."""
     need(request, "admin", api=True)
-    from assay.service.costs import campaign_costs, costs, parse_price
+    from assay.service.costs import campaign_costs, parse_price, totals
     try:
         at = None if price is None else {"verification": parse_price("verification", price)}
     except ValueError as exc:
         return JSONResponse({"error": str(exc)}, 400)
     store, row = store_of(request), _row(request, campaign)
-    got = costs(store, row)
-    got.pop("submissions")
+    got = totals(store, row)
     priced = campaign_costs(store, row, at=at)
     return {**got, "documents": priced.documents, "cost": priced.cost,
             "prices": priced.prices,
