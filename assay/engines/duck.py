@@ -255,7 +255,8 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
             self._locate(f"({where}) AND {b} IN ({in_list})", p, lo_u, hi_u, int(before[-1]),
                          before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
                          level + 1, None, sc)
-            small = [j for j in small if j not in set(split)]
+            gone = set(split)
+            small = [j for j in small if j not in gone]
         if small:   # the bins that fit: one query for all of them
             in_list = ", ".join(str(int(bins[j])) for j in small)
             s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", p, extra=b)
