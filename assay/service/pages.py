@@ -49,8 +49,10 @@ def _item(request: Request, c: Caller, row: CampaignRow, item: str | None = None
         item = queue.next_item(store, row, c.user.name)
     shown = None if item is None else views.display(store, row, item)
     left, done = queue.open_count(store, row.name)
-    return render(request, "_item.html", c, status, campaign=row.name, item=item,
-                  shown=shown, message=message, open=left, done=done)
+    out = render(request, "_item.html", c, status, campaign=row.name, item=item,
+                 shown=shown, message=message, open=left, done=done)
+    out.headers["X-Assay-Item"] = "1"    # annotate.js swaps it in even with a 4xx status
+    return out
 
 
 @router.get("/annotate", response_class=HTMLResponse)
@@ -94,8 +96,8 @@ async def annotate_undo(request: Request) -> Response:
     row = _row(request, str(form.get("campaign", "")))
     try:
         item = queue.undo(store_of(request), row, c.user.name)
-    except queue.QueueError as exc:
-        return _item(request, c, row, message=str(exc))
+    except queue.QueueError as exc:      # the API's status (403 flagged, 409 nothing to undo)
+        return _item(request, c, row, message=str(exc), status=exc.status)
     return _item(request, c, row, item=item, message="undone: label this item again")
 
 

@@ -87,6 +87,7 @@ def test_a_flagged_annotators_undo_is_refused(service):
         assert conn.execute(select(leases_table).where(
             leases_table.c.annotator == "ann1")).all() == []
     page = ann1.post("/annotate/undo", data={"campaign": "kb", "csrf": csrf_of(ann1)})
+    assert page.status_code == 403 and page.headers["X-Assay-Item"] == "1"   # as the API
     assert "no undo is taken" in page.text and store.labels("kb", "ann1") == {"a": 1}
     flags.clear(store.engine, "kb", "ann1", "root")
     r = ann1.post("/api/undo", json={"campaign": "kb"}, headers={"X-CSRF-Token": csrf_of(ann1)})
@@ -139,3 +140,32 @@ def test_api_costs_at_the_stored_prices(service):
         assert r.status_code == 400 and "price of verification" in r.json()["error"], bad
     assert service.client("alice").get("/api/costs?campaign=kb").status_code == 403
 
+
+
+def test_the_pages_undo_answers_the_apis_status(service):
+    """A refused undo on the annotation page (the htmx form) answers the API's status with the
+    item fragment and its message: 409 nothing to undo, 403 flagged; 200 when it is taken."""
+    store, row = service.store, service.camp.row
+    queue.set_settings(store, "kb", queue.Settings(k=2))
+    queue.enqueue(store, "kb", ["a", "b"], 2)
+    ann1 = service.client("ann1")
+    tok = csrf_of(ann1)
+
+    def both():
+        api = ann1.post("/api/undo", json={"campaign": "kb"}, headers={"X-CSRF-Token": tok})
+        page = ann1.post("/annotate/undo", data={"campaign": "kb", "csrf": tok})
+        return api, page
+
+    api, page = both()
+    assert api.status_code == page.status_code == 409
+    assert api.json()["error"] == "nothing to undo" and 'id="message"' in page.text
+    assert "nothing to undo" in page.text and 'id="card"' in page.text   # the item still shown
+    queue.vote(store, row, "ann1", "a", 1)
+    _flag(service, "ann1")
+    api, page = both()
+    assert api.status_code == page.status_code == 403
+    assert "no undo is taken" in page.text and 'id="done"' in page.text  # served nothing
+    assert store.labels("kb", "ann1") == {"a": 1}
+    flags.clear(store.engine, "kb", "ann1", "root")
+    page = ann1.post("/annotate/undo", data={"campaign": "kb", "csrf": tok})
+    assert page.status_code == 200 and "undone" in page.text and store.labels("kb", "ann1") == {}

@@ -92,6 +92,10 @@ def test_label_by_keyboard_undo_reload(browser, site, monkeypatch):
     assert "t1/" not in page.content() and "precision" not in page.content()
     page.screenshot(path=str(shots / "annotate.png"), full_page=True)
     first = _item(page)
+    page.keyboard.press("u")                # nothing to undo: 409, its message swapped in
+    page.wait_for_selector("#message")
+    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling')")
+    assert _item(page) == first and "nothing to undo" in page.inner_text("#message")
     _press(page, "y", first)
     second = _item(page)
     _press(page, "n", second)

@@ -26,6 +26,8 @@ ROUTES: dict[tuple[str, str], tuple[str, set[str], int, bool]] = {
     ("GET", "/annotate"): ("/annotate", ANNOTATE, 200, True),
     ("GET", "/annotate/item"): ("/annotate/item?campaign=kb", ANNOTATE, 200, True),
     ("POST", "/annotate/label"): ("/annotate/label", ANNOTATE, 0, True),
+    # (nothing to undo: 409 on the page as on /api/undo; a flagged annotator's refusal is a
+    # 403 on both, not a role check: test_flag_paths)
     ("POST", "/annotate/undo"): ("/annotate/undo", ANNOTATE, 0, True),
     ("GET", "/exhaustive"): ("/exhaustive?campaign=kb", ANNOTATE, 200, True),
     ("POST", "/exhaustive"): ("/exhaustive", ANNOTATE, 0, True),
