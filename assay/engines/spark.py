@@ -10,7 +10,9 @@ All of assay's Spark SQL is here, in :mod:`assay.engines.spark_sql` (the hash, t
 Passes (each one scan; nothing cached): ``describe`` (validation, score range, fingerprint),
 ``score_histogram``, ``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins that
 hold the ranks; a bin too large to fetch is split again, by score or, when its scores are all
-equal, by the tie hash), ``segment_counts`` (a binary search over the edges as a nested CASE,
+equal, by the tie hash, and bins holding more rows together than ``fetch_limit`` get one finer
+grid in one more pass, as on DuckDB, so memory stays flat in the pool's size),
+``segment_counts`` (a binary search over the edges as a nested CASE,
 ⌈log₂ K⌉ comparisons a row), ``stratum_prefix`` (a hash filter h < q_h·2⁶⁴ per stratum, q_h a
 little above k_h/N_h, the survivors ranked in numpy; q_h raised 16-fold for a stratum left
 short), ``fetch`` (a broadcast join with the ids asked).
@@ -47,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - pyspark is an extra
 _INT = {"tinyint": np.int8, "smallint": np.int16, "int": np.int32, "bigint": np.int64}
 _NUMPY = {**_INT, "double": np.float64, "float": np.float32, "boolean": np.bool_}
 BINS = 1 << 16
+MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most (_locate), as on DuckDB
 PREFIX_FETCH = 250_000      # most rows a prefix brings into Python before its exact filter
 _LIMBS = (21, 21, 22)       # a word summed as three limbs: no bigint sum overflows below 2⁴¹ rows
 
@@ -64,14 +67,15 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
     """A pool on Spark. ``spark``: the user's ``SparkSession`` (used as it is). ``source``: a
     Spark DataFrame, a Parquet path or glob (``*.parquet``; ``s3a://…`` and other URLs are
     passed to Spark unchecked), or a table or view name of the session's catalog.
-    ``fetch_limit``: most rows one query brings into Python while locating quantiles."""
+    ``fetch_limit``: most rows one query brings into Python while locating quantiles (4·10⁶
+    by default, DuckDB's: bench/out/engine_memory_s12.md)."""
 
     name = "spark"
     prefilter_sd, prefilter_extra = 6.0, 16.0   # q_h = (k + 6√k + 16) / N_h, as on DuckDB
 
     def __init__(self, spark: Any, source: Any, id_columns: Sequence[str] | None = None,
                  score: str = "score", prediction: str = "prediction",
-                 fetch_limit: int = 1_000_000) -> None:
+                 fetch_limit: int = 4_000_000) -> None:
         self.spark, self.fetch_limit = spark, int(fetch_limit)
         self.source, self._df = self._resolve(source)
         self._types = {f.name: f.dataType.simpleString() for f in self._df.schema.fields}
@@ -241,9 +245,10 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
 
     def _locate(self, where: str, lo: float, hi: float, n: int, ranks: np.ndarray,
                 slots: np.ndarray, score: np.ndarray, tie: np.ndarray, level: int,
-                shift: int | None = None) -> None:
+                shift: int | None = None, scale: float | None = None) -> None:
         """Fill ``score``/``tie`` at ``slots`` with the keys at ``ranks`` (ranks within the
-        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi])."""
+        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi]). ``scale``: cells
+        per unit of score of the region's grid (default: :data:`BINS` cells over [lo, hi])."""
         if lo == hi:    # every score equal: split by the tie hash, 16 bits at a time
             shift = 48 if shift is None else shift - 16
         if n <= self.fetch_limit or (shift is not None and shift < 0):
@@ -251,8 +256,17 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
             order = np.lexsort((t, -s))
             score[slots], tie[slots] = s[order[ranks]], t[order[ranks]]
             return
-        if shift is None:   # split by score: bin 0 holds the highest scores
-            b = (f"({BINS - 1}L - least(CAST(floor((__s - {dbl(lo)}) * {dbl(BINS / (hi - lo))})"
+        sc = 0.0    # cells per unit of score of this level's grid (split by score)
+        if shift is None and scale is not None:     # a finer grid over several bins: −cell
+            sc = float(scale)
+            # clamped before the cast: a row outside the region (a conjunct Spark may evaluate
+            # before the region's) neither overflows a bigint under ANSI mode nor lands in a
+            # cell of the region, whose cells all lie within ±2⁵³
+            b = (f"(-CAST(floor(greatest(least((__s - {dbl(lo)}) * {dbl(sc)}, 1.0E17D), "
+                 f"-1.0E17D)) AS BIGINT))")
+        elif shift is None:     # split by score: bin 0 holds the highest scores
+            sc = float(BINS / (hi - lo))
+            b = (f"({BINS - 1}L - least(CAST(floor((__s - {dbl(lo)}) * {dbl(sc)})"
                  f" AS BIGINT), {BINS - 1}L))")
         else:
             b = f"(shiftrightunsigned(__t, {shift}) & 65535L)"
@@ -272,6 +286,25 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
                              slots[sel], score, tie, level + 1, shift)
             else:
                 small.append(int(j))
+        # bins that fit one by one but together hold more rows than one fetch may bring (the
+        # grid's ranks in a pool of 10^9 rows: ~10^7): one finer grid over those whose scores
+        # differ, S cells a bin so ~BINS cells in all (one more pass), then only the cells
+        # holding the ranks are fetched (DuckDB's rule, :meth:`DuckDBEngine._locate`)
+        split = [j for j in small if rows[j][2] < rows[j][3]]
+        lo_u = min((float(rows[j][2]) for j in split), default=0.0)
+        hi_u = max((float(rows[j][3]) for j in split), default=0.0)
+        fine = sc * max(2, BINS // max(1, len(split)))
+        if shift is None and level < MAX_SPLITS and (hi_u - lo_u) * fine < 2.0 ** 53 and \
+                int(counts[split].sum()) > self.fetch_limit:
+            in_list = ", ".join(str(int(bins[j])) for j in split)
+            before = np.concatenate([[0], np.cumsum(counts[split])])
+            sel = np.isin(which, split)
+            at = np.searchsorted(split, which[sel])
+            self._locate(f"({where}) AND {b} IN ({in_list})", lo_u, hi_u, int(before[-1]),
+                         before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
+                         level + 1, None, fine)
+            gone = set(split)
+            small = [j for j in small if j not in gone]
         if small:   # the bins that fit: one query for all of them
             in_list = ", ".join(str(int(bins[j])) for j in small)
             s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", extra=b)
