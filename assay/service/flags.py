@@ -1,15 +1,20 @@
 """Flagged annotators: the quality rule of :mod:`assay.service.quality` (seeds 000/001: more than
 20% *and* more than 10 of an annotator's labels disagree with the item's strict majority, over
-items with two or more labels) with a consequence. When the queue serves an annotator
-(:func:`assay.service.queue.next_item`) their labels are checked; once the rule holds they are
-flagged (a row in ``assay_svc_flags``, audited ``flagged``), their leases in the campaign are
-released, they are served no item and their votes (on the page, the API and in a Label Studio
-import) and undos are refused (403) until an admin clears the flag (:func:`clear`, audited
-``flag-cleared``). After a clear the rule is applied afresh to the labels they give from then on
-(the majority still counts every label of the item).
+items with two or more labels; :func:`assay.service.quality.flag_rule`, its one place) with a
+consequence. When the queue serves an annotator (:func:`assay.service.queue.next_item`), on the
+exhaustive-annotation pages and after a Label Studio import their labels are checked
+(:func:`check`); once the rule holds they are flagged (a row in ``assay_svc_flags``, audited
+``flagged``), their leases in the campaign are released, they are served no item and no
+document, and their votes (on the page, the API and in a Label Studio import), undos and
+exhaustive annotations are refused (403, :func:`refusal`) until an admin clears the flag
+(:func:`clear`, audited ``flag-cleared``). After a clear the rule is applied afresh to the
+labels they give from then on (the majority still counts every label of the item).
 
->>> rule(11, 40), rule(11, 60), rule(10, 20)
-(True, False, False)
+A flag is live until cleared:
+
+>>> t = dt.datetime(2026, 11, 26)
+>>> Flag("kb", "ann1", t, 12, 40, None, None).live, Flag("kb", "ann1", t, 12, 40, t, "root").live
+(True, False)
 """
 from __future__ import annotations
 
@@ -26,11 +31,6 @@ from assay.ondemand.store import CampaignRow
 from assay.service.auth import audit
 from assay.service.quality import FLAG_COUNT, flag_rule
 from assay.service.schema import flags_table, leases_table
-
-
-rule = flag_rule
-"""The seeds' flag: :func:`assay.service.quality.flag_rule`, the rule :func:`assay.service.
-quality.report` applies."""
 
 
 @dataclass(frozen=True)
@@ -112,16 +112,23 @@ def _row(conn: Any, campaign: str, annotator: str) -> Flag | None:
                                        r.cleared_by)
 
 
-def blocked(engine: Engine, campaign: str, annotator: str) -> bool:
-    """Whether ``annotator`` has a live flag in ``campaign`` (one primary-key read)."""
-    with engine.connect() as conn:
-        return blocked_in(conn, campaign, annotator)
-
-
-def blocked_in(conn: Any, campaign: str, annotator: str) -> bool:
-    """:func:`blocked` on the caller's connection (inside a vote's or an undo's transaction)."""
+def live(conn: Any, campaign: str, annotator: str) -> bool:
+    """Whether ``annotator`` has a live flag (:attr:`Flag.live`) in ``campaign``, on the
+    caller's connection (inside a vote's or an undo's transaction): one primary-key read, the
+    rule not applied (:func:`check` applies it)."""
     got = _row(conn, campaign, annotator)
     return got is not None and got.live
+
+
+def refusal(campaign: str, annotator: str, what: str = "label") -> str:
+    """The message of a flagged annotator's refused ``what`` (HTTP 403).
+
+    >>> refusal("kb", "ann1", "undo")[:60]
+    "annotator 'ann1' is flagged in campaign 'kb' (too many disag"
+    """
+    return (f"annotator {annotator!r} is flagged in campaign {campaign!r} (too many "
+            f"disagreements with the majority): no {what} is taken until an admin clears the "
+            "flag")
 
 
 def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
@@ -132,7 +139,7 @@ def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
         got = _row(conn, camp.name, annotator)
         if got is None or not got.live:
             d, c = disagreements(conn, camp, annotator, None if got is None else got.cleared_at)
-            if not rule(d, c):
+            if not flag_rule(d, c):
                 return False
     with store.engine.begin() as conn:
         if got is None or not got.live:
@@ -178,4 +185,4 @@ def flags(engine: Engine, campaign: str) -> dict[str, Flag]:
         return {n: got for n in names if (got := _row(conn, campaign, n)) is not None}
 
 
-__all__ = ["Flag", "blocked", "blocked_in", "check", "clear", "disagreements", "flags", "rule"]
+__all__ = ["Flag", "check", "clear", "disagreements", "flags", "live", "refusal"]

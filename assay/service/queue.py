@@ -223,10 +223,8 @@ def _may_answer(conn: Any, camp: CampaignRow, annotator: str, what: str = "label
     if annotator == camp.annotator:
         raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
     from assay.service import flags
-    if flags.blocked_in(conn, camp.name, annotator):
-        raise QueueError(f"annotator {annotator!r} is flagged in campaign {camp.name!r} (too "
-                         f"many disagreements with the majority): no {what} is taken until an "
-                         "admin clears the flag", 403)
+    if flags.live(conn, camp.name, annotator):
+        raise QueueError(flags.refusal(camp.name, annotator, what), 403)
 
 
 def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, item: str,

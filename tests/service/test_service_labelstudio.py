@@ -15,7 +15,7 @@ from service_helpers import csrf_of
 
 MODULES = ["assay.service.auth", "assay.service.queue", "assay.service.quality",
            "assay.service.views", "assay.service.labelstudio", "assay.service.gold",
-           "assay.service.costs"]
+           "assay.service.costs", "assay.service.flags"]
 
 
 @pytest.mark.parametrize("name", MODULES)
