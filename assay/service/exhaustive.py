@@ -18,7 +18,9 @@ annotators' agreement on mentions (mean pairwise span F1). ``POST /exhaustive`` 
 ``mentions`` and ``relations`` (JSON; relations as ``{"subject": i, "relation": r, "object":
 j}`` by index) does both tasks at once (the API's form). Unlinked mentions are clustered across
 documents at ``/clusters``. The documents are the campaign's kept records with a ``text``
-field (``POST /api/records``).
+field (``POST /api/records``). A flagged annotator (:mod:`assay.service.flags`; the rule is
+checked on every one of these pages, as when the queue serves them) is refused (403) on all of
+them, as their votes are.
 """
 from __future__ import annotations
 
@@ -51,6 +53,15 @@ def _campaign(request: Request, name: str) -> OnDemandCampaign:
     return OnDemandCampaign.open(store_of(request), name)
 
 
+def _unflagged(request: Request, camp: OnDemandCampaign, c: Caller, what: str) -> None:
+    """403 for a flagged annotator (:func:`assay.service.flags.check`: a live flag, or the
+    seeds' rule holds on their labels now), as the queue refuses their votes and serves them
+    nothing: no document is leased or shown to them and no annotation of theirs is taken."""
+    from assay.service import flags
+    if flags.check(store_of(request), camp.row, c.user.name):
+        raise HTTPException(403, flags.refusal(camp.row.name, c.user.name, what))
+
+
 def _offered(request: Request, camp: OnDemandCampaign, c: Caller) -> dict[str, str]:
     return xs.offered(store_of(request).engine, camp.row.name, c.user.name,
                       set(camp.od.units(camp.row.id)))
@@ -68,6 +79,7 @@ def _segments(text: str, task: PairTask, ms: list[Mention]) -> list[tuple[str, b
 def page(request: Request, campaign: str, message: str | None = None) -> Response:
     c = need(request, "annotator", "admin")
     camp = _campaign(request, campaign)
+    _unflagged(request, camp, c, "exhaustive annotation")
     docs = _offered(request, camp, c)
     engine = store_of(request).engine
     unit = xs.lease(engine, campaign, c.user.name, list(docs))
@@ -88,9 +100,10 @@ def page(request: Request, campaign: str, message: str | None = None) -> Respons
 async def _document(request: Request
                     ) -> tuple[Caller, dict[str, Any], OnDemandCampaign, str, str]:
     """The caller, the form, the campaign and the document (unit, text) it names: one offered
-    to the caller, else 404."""
+    to the caller, else 404; a flagged caller 403."""
     c, form = await need_post(request, "annotator", "admin")
     camp = _campaign(request, str(form.get("campaign", "")))
+    _unflagged(request, camp, c, "exhaustive annotation")
     unit = str(form.get("unit", ""))
     docs = _offered(request, camp, c)
     if unit not in docs:
@@ -248,6 +261,7 @@ def clusters(request: Request, campaign: str) -> Response:
     """Every submitted mention with no link, across the campaign's documents, with its cluster
     (default suggestion: its canonical mention); the clusters given so far are offered."""
     c = need(request, "annotator", "admin")
+    _unflagged(request, _campaign(request, campaign), c, "clustering")
     t = mentions_table
     with store_of(request).engine.connect() as conn:
         rows = conn.execute(select(t).where((t.c.campaign == campaign) & t.c.link.is_(None))
@@ -260,6 +274,7 @@ def clusters(request: Request, campaign: str) -> Response:
 async def clusters_post(request: Request) -> Response:
     c, form = await need_post(request, "annotator", "admin")
     campaign = str(form.get("campaign", ""))
+    _unflagged(request, _campaign(request, campaign), c, "clustering")
     given = {int(k[len("cluster_"):]): str(v).strip() for k, v in form.items()
              if k.startswith("cluster_") and k[len("cluster_"):].isdigit()}
     t, engine = mentions_table, store_of(request).engine

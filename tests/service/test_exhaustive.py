@@ -329,3 +329,50 @@ def test_every_pair_has_at_most_nine_options():
         for b in em.TYPES:
             got = em.options(em.Mention(0, 1, "a", a, "a"), em.Mention(2, 3, "b", b, "b"))
             assert len(got) <= 9, (a, b, len(got))
+
+
+def test_a_flagged_annotator_is_refused_on_the_exhaustive_pages(service):
+    """As on the verification queue and the Label Studio import: a flagged annotator (a live
+    flag, or the seeds' rule holding on their labels when they ask) is refused (403, the
+    message on the page) on every exhaustive page, nothing of theirs written; others go on,
+    and after an admin's clear they go on too."""
+    from assay.labels.schema import judgments_table, now
+    from assay.service import flags
+    docs = _docs(service)
+    ann, ann2 = service.client("ann1"), service.client("ann2")
+    tok = csrf_of(ann, "/exhaustive?campaign=docs")
+    _post(ann, "/exhaustive/draft", tok, unit="d1", mentions=json.dumps([ANN]))
+    rows = [{"dataset": docs.row.dataset, "item": f"x{i}", "annotator": w, "role": "assessor",
+             "value": int(w != "ann1"), "status": "judged", "created_at": now()}
+            for i in range(11) for w in ("ann1", "ann2", "root")]     # 11 of 11 against 2-1
+    with service.store.engine.begin() as conn:
+        conn.execute(judgments_table.insert(), rows)
+    assert flags.flags(service.store.engine, "docs") == {}            # not flagged yet
+    pages = [("GET", "/exhaustive?campaign=docs", {}),
+             ("POST", "/exhaustive/draft", {"unit": "d1", "mentions": json.dumps([ANN, ACME])}),
+             ("POST", "/exhaustive/mentions", {"unit": "d1", "mentions": json.dumps([ANN])}),
+             ("POST", "/exhaustive", {"unit": "d1", "mentions": json.dumps([ANN]),
+                                      "relations": "[]"}),
+             ("GET", "/clusters?campaign=docs", {}),
+             ("POST", "/clusters", {"cluster_1": "x"})]
+    for method, path, fields in pages:
+        r = ann.get(path) if method == "GET" else _post(ann, path, tok, **fields)
+        assert r.status_code == 403, (method, path, r.status_code)
+        assert "'ann1' is flagged in campaign 'docs'" in unescape(r.text), (method, path)
+    flag = flags.flags(service.store.engine, "docs")["ann1"]          # the rule, on the GET
+    assert flag.live and (flag.disagreements, flag.compared) == (11, 11)
+    w = xs.work(service.store.engine, "docs", "d1", "ann1")          # the draft as it was
+    assert w is not None and w.state == "draft" and len(w.mentions) == 1
+    assert "d1" not in docs.od.units(docs.row.id)                     # no truth recorded
+    with service.store.engine.connect() as conn:                      # no lease, no mention
+        from assay.service.schema import leases_table
+        assert conn.execute(select(leases_table).where(
+            leases_table.c.annotator == "ann1")).all() == []
+        assert conn.execute(select(mentions_table)).all() == []
+    assert ann2.get("/exhaustive?campaign=docs").status_code == 200   # others go on
+    assert ann2.get("/clusters?campaign=docs").status_code == 200
+    assert ann.get("/clusters?campaign=nope").status_code == 404
+    assert flags.clear(service.store.engine, "docs", "ann1", "root")
+    assert ann.get("/exhaustive?campaign=docs").status_code == 200    # the rule afresh
+    r = _post(ann, "/exhaustive/mentions", tok, unit="d1", mentions=json.dumps([ANN]))
+    assert r.status_code == 303
