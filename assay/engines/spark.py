@@ -2,20 +2,19 @@
 files (a path or a glob), read where it lies through the user's own ``SparkSession``, whose
 configuration is never changed (``pip install assay[spark]``; Java 17+).
 
-All of assay's Spark SQL is here, in :mod:`assay.engines.spark_sql` (the hash, the strata) and
-:mod:`assay.engines.spark_sums` (the prior sums). Every answer is the in-memory reference's
+All of assay's Spark SQL is here, in :mod:`assay.engines.spark_sql` (the hash, the strata),
+:mod:`assay.engines.spark_quantiles` (the keys at ranks) and :mod:`assay.engines.spark_sums`
+(the prior sums). Every answer is the in-memory reference's
 (docs/engines.md); the hash is assay-hash-v1 in 64-bit ``bigint`` words with products from
 16-bit limbs, so it runs with ``spark.sql.ansi.enabled`` on (Spark 4's default) or off.
 
 Passes (each one scan; nothing cached): ``describe`` (validation, score range, fingerprint),
-``score_histogram``, ``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins that
-hold the ranks; a bin too large to fetch is split again, by score or, when its scores are all
-equal, by the tie hash, and bins holding more rows together than ``fetch_limit`` get one finer
-grid in one more pass, as on DuckDB, so memory stays flat in the pool's size),
-``segment_counts`` (a binary search over the edges as a nested CASE,
-⌈log₂ K⌉ comparisons a row), ``stratum_prefix`` (a hash filter h < q_h·2⁶⁴ per stratum, q_h a
-little above k_h/N_h, the survivors ranked in numpy; q_h raised 16-fold for a stratum left
-short), ``fetch`` (a broadcast join with the ids asked).
+``score_histogram``, ``keys_at_ranks`` (:mod:`assay.engines.spark_quantiles`: a 65,536-bin
+histogram, then the rows of the bins that hold the ranks, split again or gridded finer where
+they exceed ``fetch_limit``, as on DuckDB), ``segment_counts`` (a binary search over the edges
+as a nested CASE, ⌈log₂ K⌉ comparisons a row), ``stratum_prefix`` (a hash filter
+h < q_h·2⁶⁴ per stratum, q_h a little above k_h/N_h, the survivors ranked in numpy; q_h raised
+16-fold for a stratum left short), ``fetch`` (a broadcast join with the ids asked).
 
 >>> SparkEngine.name
 'spark'
@@ -33,8 +32,9 @@ import pandas as pd
 from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts,
                                 prefix_by_thresholds)
 from assay.engines.hashing import FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64
+from assay.engines.spark_quantiles import SparkQuantiles
 from assay.engines.spark_sql import (SIGN, codes_of, dbl, first_filter, key_expr, lit, ordered,
-                                     quote, stratum_expr, with_hash)
+                                     quote, stratum_expr, with_hash, words)
 from assay.engines.spark_sums import SparkBinRanks, SparkPriorSums
 from assay.engines.validate import fingerprint_of, pick_id_columns
 from assay.errors import AssayInputError
@@ -49,7 +49,6 @@ except ImportError as exc:  # pragma: no cover - pyspark is an extra
 _INT = {"tinyint": np.int8, "smallint": np.int16, "int": np.int32, "bigint": np.int64}
 _NUMPY = {**_INT, "double": np.float64, "float": np.float32, "boolean": np.bool_}
 BINS = 1 << 16
-MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most (_locate), as on DuckDB
 PREFIX_FETCH = 250_000      # most rows a prefix brings into Python before its exact filter
 _LIMBS = (21, 21, 22)       # a word summed as three limbs: no bigint sum overflows below 2⁴¹ rows
 
@@ -58,12 +57,7 @@ def _numeric(t: str) -> bool:
     return t in _INT or t in ("float", "double") or t.startswith("decimal")
 
 
-def _words(values: Any) -> np.ndarray:
-    """uint64 words of collected bigints."""
-    return np.asarray(list(values), dtype=np.int64).view(np.uint64)
-
-
-class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
+class SparkEngine(SparkQuantiles, SparkBinRanks, SparkPriorSums, Engine):
     """A pool on Spark. ``spark``: the user's ``SparkSession`` (used as it is). ``source``: a
     Spark DataFrame, a Parquet path or glob (``*.parquet``; ``s3a://…`` and other URLs are
     passed to Spark unchecked), or a table or view name of the session's catalog.
@@ -204,7 +198,7 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
             if self.progress is not None:
                 self.progress(what, None)
 
-    # -- histogram and quantiles --------------------------------------------------------------
+    # -- histogram (the quantiles: :mod:`assay.engines.spark_quantiles`) ----------------------
     def _binned(self, df: Any, bins: int) -> tuple[Any, np.ndarray]:
         """``df`` with ``__b``, numpy.histogram's bin of ``__s`` (its uniform-bin rule:
         ((s − lo)/(hi − lo))·m truncated, then moved one bin down or up where s lies outside
@@ -230,105 +224,6 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
         for b, c in rows:
             counts[int(b)] = int(c)
         return counts, edges
-
-    def keys_at_ranks(self, ranks: np.ndarray) -> OrderKeys:
-        r = np.asarray(ranks, dtype=np.int64)
-        info = self.describe()
-        n = info.rows
-        if r.size and (r.min() < 0 or r.max() >= n):
-            raise ValueError(f"ranks must lie in [0, {n})")
-        uniq, inverse = np.unique(r, return_inverse=True)
-        score, tie = np.empty(uniq.size), np.empty(uniq.size, dtype=np.uint64)
-        self._locate("TRUE", info.score_min, info.score_max, n, uniq, np.arange(uniq.size),
-                     score, tie, level=0)
-        return OrderKeys(score[inverse], tie[inverse])
-
-    def _locate(self, where: str, lo: float, hi: float, n: int, ranks: np.ndarray,
-                slots: np.ndarray, score: np.ndarray, tie: np.ndarray, level: int,
-                shift: int | None = None, scale: float | None = None) -> None:
-        """Fill ``score``/``tie`` at ``slots`` with the keys at ``ranks`` (ranks within the
-        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi]). ``scale``: cells
-        per unit of score of the region's grid (default: :data:`BINS` cells over [lo, hi])."""
-        if lo == hi:    # every score equal: split by the tie hash, 16 bits at a time
-            shift = 48 if shift is None else shift - 16
-        if n <= self.fetch_limit or (shift is not None and shift < 0):
-            s, t, _ = self._fetch_keys(where)
-            order = np.lexsort((t, -s))
-            score[slots], tie[slots] = s[order[ranks]], t[order[ranks]]
-            return
-        sc = 0.0    # cells per unit of score of this level's grid (split by score)
-        if shift is None and scale is not None:     # a finer grid over several bins: −cell
-            sc = float(scale)
-            # clamped before the cast: a row outside the region (a conjunct Spark may evaluate
-            # before the region's) neither overflows a bigint under ANSI mode nor lands in a
-            # cell of the region, whose cells all lie within ±2⁵³
-            b = (f"(-CAST(floor(greatest(least((__s - {dbl(lo)}) * {dbl(sc)}, 1.0E17D), "
-                 f"-1.0E17D)) AS BIGINT))")
-        elif shift is None:     # split by score: bin 0 holds the highest scores
-            sc = float(BINS / (hi - lo))
-            b = (f"({BINS - 1}L - least(CAST(floor((__s - {dbl(lo)}) * {dbl(sc)})"
-                 f" AS BIGINT), {BINS - 1}L))")
-        else:
-            b = f"(shiftrightunsigned(__t, {shift}) & 65535L)"
-        src = self._keyed(where).withColumn("__b", F.expr(b))
-        rows = sorted(self._collect(src.groupBy("__b").agg(
-            F.count(F.lit(1)), F.min("__s"), F.max("__s")), "quantiles"))
-        bins = np.array([x[0] for x in rows], dtype=np.int64)
-        counts = np.array([x[1] for x in rows], dtype=np.int64)
-        first = np.concatenate([[0], np.cumsum(counts)])
-        which = np.searchsorted(first, ranks, side="right") - 1
-        small: list[int] = []
-        for j in np.unique(which):
-            sel = which == j
-            if counts[j] > self.fetch_limit:
-                self._locate(f"({where}) AND {b} = {int(bins[j])}", float(rows[j][2]),
-                             float(rows[j][3]), int(counts[j]), ranks[sel] - first[j],
-                             slots[sel], score, tie, level + 1, shift)
-            else:
-                small.append(int(j))
-        # bins that fit one by one but together hold more rows than one fetch may bring (the
-        # grid's ranks in a pool of 10^9 rows: ~10^7): one finer grid over those whose scores
-        # differ, S cells a bin so ~BINS cells in all (one more pass), then only the cells
-        # holding the ranks are fetched (DuckDB's rule, :meth:`DuckDBEngine._locate`)
-        split = [j for j in small if rows[j][2] < rows[j][3]]
-        lo_u = min((float(rows[j][2]) for j in split), default=0.0)
-        hi_u = max((float(rows[j][3]) for j in split), default=0.0)
-        fine = sc * max(2, BINS // max(1, len(split)))
-        if shift is None and level < MAX_SPLITS and (hi_u - lo_u) * fine < 2.0 ** 53 and \
-                int(counts[split].sum()) > self.fetch_limit:
-            in_list = ", ".join(str(int(bins[j])) for j in split)
-            before = np.concatenate([[0], np.cumsum(counts[split])])
-            sel = np.isin(which, split)
-            at = np.searchsorted(split, which[sel])
-            self._locate(f"({where}) AND {b} IN ({in_list})", lo_u, hi_u, int(before[-1]),
-                         before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
-                         level + 1, None, fine)
-            gone = set(split)
-            small = [j for j in small if j not in gone]
-        if small:   # the bins that fit: one query for all of them
-            in_list = ", ".join(str(int(bins[j])) for j in small)
-            s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", extra=b)
-            for j in small:
-                sel = which == j
-                mine = bb == bins[j]
-                s_j, t_j = s[mine], t[mine]
-                order = np.lexsort((t_j, -s_j))
-                local = ranks[sel] - first[j]
-                score[slots[sel]], tie[slots[sel]] = s_j[order[local]], t_j[order[local]]
-
-    def _keyed(self, where: str) -> Any:
-        """Rows of the region ``where``: ``__s``, ``__k``, ``__t``."""
-        df = self._with_tie(self._base.select("__s", "__k"))
-        return df.where(F.expr(where)) if where != "TRUE" else df
-
-    def _fetch_keys(self, where: str, extra: str | None = None) -> tuple:
-        df = self._keyed(where)
-        cols = [F.col("__s"), F.col("__t")] + ([F.expr(extra)] if extra else [])
-        rows = self._collect(df.select(*cols), "quantile rows")
-        s = np.array([x[0] for x in rows], dtype=np.float64)
-        t = _words(x[1] for x in rows)
-        b = np.array([x[2] for x in rows], dtype=np.int64) if extra else None
-        return s, t, b
 
     # -- strata -------------------------------------------------------------------------------
     def segment_counts(self, edges: OrderKeys) -> SegmentCounts:
@@ -372,9 +267,9 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
             got = self._collect(df.select(*[F.col(quote(c)) for c in ids], "__s", "__p",
                                           "__x", "__k"), "hash-order sample")
             sc = np.array([r[n] for r in got], dtype=np.float64)
-            keys = _words(r[n + 3] for r in got)
+            keys = words(r[n + 3] for r in got)
             code = codes_of(edges, sc, hash64(ORDER_SEED, keys))
-            xs = _words(r[n + 2] for r in got)
+            xs = words(r[n + 2] for r in got)
             ok = xs <= np.array(thr, dtype=np.uint64)[code]
             rows = [tuple(got[i][:n]) + (int(code[i]),) + tuple(got[i][n:])
                     for i in np.flatnonzero(ok)]
@@ -385,7 +280,7 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
             rows = self._collect(df.select(*[F.col(quote(c)) for c in ids], "__h", "__s",
                                            "__p", "__x", "__k"), "hash-order sample")
         h = np.array([r[len(ids)] for r in rows], dtype=np.int64)
-        x = _words(r[len(ids) + 3] for r in rows)
+        x = words(r[len(ids) + 3] for r in rows)
         order = np.lexsort((x, h))
         h, x = h[order], x[order]
         starts = np.searchsorted(h, np.arange(len(want)))
@@ -398,7 +293,7 @@ class SparkEngine(SparkBinRanks, SparkPriorSums, Engine):
         out["rank_in_stratum"] = rank[keep].astype(np.int64)
         out["score"] = np.array([rows[i][len(ids) + 1] for i in sel], dtype=np.float64)
         out["prediction"] = np.array([rows[i][len(ids) + 2] for i in sel], dtype=np.int8)
-        out["tie"] = hash64(ORDER_SEED, _words(rows[i][len(ids) + 4] for i in sel))
+        out["tie"] = hash64(ORDER_SEED, words(rows[i][len(ids) + 4] for i in sel))
         out["hash"] = x[keep]
         return out[ids + list(PREFIX_COLUMNS)]
 

@@ -48,6 +48,15 @@ def unsigned(b: int) -> int:
     return int(b) & MASK
 
 
+def words(values: Any) -> np.ndarray:
+    """uint64 words of collected bigints.
+
+    >>> words([-1, 5]).tolist() == [2**64 - 1, 5]
+    True
+    """
+    return np.asarray(list(values), dtype=np.int64).view(np.uint64)
+
+
 def lit(w: int) -> str:
     """A bigint SQL literal of the word ``w`` (−2⁶³ written as an expression: its literal does
     not parse)."""
