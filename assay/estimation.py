@@ -152,7 +152,7 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
     alphas = alphas or MEASURES
     labels = np.asarray(draw_labels, dtype=np.int8)
     draws = Draws.of(draw_list)
-    sample = sample_of(draws, design.stratum_sizes())
+    sample = sample_of(draws, design.stratum_sizes(), design.selection_strata())
     pred = predictions[draws.item]
     items, ilab = _distinct(draws, labels)
     ipred = predictions[items] if items.size else np.zeros(0)

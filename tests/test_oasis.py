@@ -434,3 +434,63 @@ def test_default_interval_coverage_on_an_untuned_world():
     cover = {m: r.coverage() for m, r in res.items()}
     assert all(r.n_defined == reps for r in res.values())
     assert min(cover.values()) >= floor, cover
+
+
+def test_detection_floors_hold_up_the_strata_below_the_top():
+    """Issue 11: with a budget, OASIS gives the strata from the top down to the last one
+    granted a detection floor (:func:`assay.designs.oasis.detection_shares`, the stratified
+    design's floors) a share of draws φ_k that no label takes away: v ≥ φ/(1 + Σφ) after a
+    run of zeros below the top (which, as published, starves those strata: Remark 4). Without
+    a budget, or with ``floors=False``, there are none; a run stored before the setting
+    existed replays without them."""
+    from assay.designs import build_design
+    from assay.designs.settings import OasisSettings, settings_from_dict
+    rng = np.random.default_rng(4)
+    n = 20_000
+    score = rng.normal(size=n)
+    pred = (score > 2.2).astype(np.int64)
+    prior = np.where(pred == 1, 0.8, 1e-4)
+    des = OasisDesign(prior, pred, score, np.random.default_rng(0), budget=500)
+    phi = des.phi
+    assert phi.sum() > 0 and phi[1] > 0
+    granted = np.flatnonzero(phi > 0)
+    assert np.array_equal(granted, np.arange(granted.size))       # from the top, no gap
+    for _ in range(300):
+        d = des.draw()
+        des.update(d, int(d.stratum == 0 and pred[d.index] == 1))
+    v = des.instrumental()
+    assert np.all(v >= phi / (1.0 + phi.sum()) - 1e-12)
+    assert v.sum() == pytest.approx(1.0)
+    assert OasisDesign(prior, pred, score, np.random.default_rng(0)).phi.sum() == 0.0
+    assert OasisSettings().floors is True
+    stored = OasisSettings().to_dict()
+    del stored["floors"]
+    assert settings_from_dict(stored).floors is False
+    kw = dict(n=n, predictions=pred, score=score, prior=prior, budget=500,
+              rng=np.random.default_rng(0))
+    assert build_design(OasisSettings(), **kw).phi.sum() == pytest.approx(phi.sum())
+    assert build_design(OasisSettings(floors=False), **kw).phi.sum() == 0.0
+    assert "detection_floors" in des.params()
+
+
+def test_the_count_rule_ignores_failures_in_strata_labelled_in_full():
+    """OASIS's draws are uniform within strata, so the normal rule's ten failures are counted
+    as the stratified design's (:func:`assay.core.measures._moving_counts`): a false
+    negative in a stratum whose items are all labelled counts nothing, one in a stratum
+    labelled in part counts 1 − f_h (once, however often drawn)."""
+    from assay.core.measures import f_measures
+    rng = np.random.default_rng(2)
+    top = np.arange(40)                                   # stratum 0: 40 items, all labelled
+    below = 40 + rng.choice(4000, 60, replace=False)      # stratum 1: 60 of 4,000 labelled
+    item = np.concatenate([top, top[:10], below])
+    stratum = np.concatenate([np.zeros(50, int), np.ones(60, int)])
+    q = np.where(stratum == 0, 0.6 / 40, 0.4 / 4000)
+    ell = np.concatenate([np.r_[np.ones(30), np.zeros(10)], np.ones(10), np.zeros(60)])
+    yhat = np.concatenate([np.r_[np.ones(15), np.zeros(25)], np.ones(10), np.zeros(60)])
+    plain = f_measures(WithReplacementSample(q), ell, yhat, 0.0)[0]
+    strat = f_measures(WithReplacementSample(q, stratum, item, np.array([40, 4000])), ell,
+                       yhat, 0.0)[0]
+    assert plain.method == "delta"          # 15 distinct false negatives: the rule holds …
+    assert strat.method == "exact"          # … but all in a census stratum: none moves R̂
+    assert strat.estimate == plain.estimate
+    assert strat.ci_high - strat.ci_low > plain.ci_high - plain.ci_low

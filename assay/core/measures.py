@@ -155,7 +155,7 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             n_exact = min(n_exact, float(cap[j])) if none_seen else n_exact
             n_fail = min(n_fail, int(n_fn[j])) if 0.0 < alpha < 1.0 else n_fail
         k_rule = k
-        if moving is not None:  # stratified: only failures where the sample is partial move r̂
+        if moving is not None:  # strata: only failures where the sample is partial move r̂
             n_fail, k_rule = min(n_fail, moving[0][j]), min(k, moving[1][j])
         lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), n_exact,
                                                confidence, rule, n_fail, k_rule,
@@ -181,8 +181,10 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
 
 def _moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: float
                    ) -> tuple[np.ndarray, np.ndarray] | None:
-    """For stratified draws: the failures and successes of each system that move R̂ from
-    sample to sample, the counts the normal approximation of R̂ rests on; or None.
+    """For stratified draws, and for draws with replacement made uniformly within strata
+    (OASIS: each distinct labelled item once, :meth:`assay.core.totals.WithReplacementSample.
+    labelled_share`): the failures and successes of each system that move R̂ from sample to
+    sample, the counts the normal approximation of R̂ rests on; or None.
 
     The delta rule asks for ten failures and ten successes among the labelled items
     (:func:`assay.core.intervals.ratio_interval`). What varies from sample to sample in
@@ -210,12 +212,16 @@ def _moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: flo
     >>> float(fail[0]), int(succ[0] > 10**6)      # one FN in a stratum 2/50 labelled: 0.96
     (0.96, 1)
     """
-    if not isinstance(sample, StratifiedSample):
-        return None
-    counts = sample.counts()
-    size = np.asarray(sample.sizes, dtype=np.float64)
-    free = np.where(counts < size, 1.0 - counts / np.where(size > 0, size, 1.0), 0.0)
-    wt = free[sample.stratum][:, None]                                        # (T, 1)
+    if isinstance(sample, StratifiedSample):
+        counts = sample.counts()
+        size = np.asarray(sample.sizes, dtype=np.float64)
+        free = np.where(counts < size, 1.0 - counts / np.where(size > 0, size, 1.0), 0.0)
+        wt = free[sample.stratum][:, None]                                    # (T, 1)
+    else:
+        share = getattr(sample, "labelled_share", lambda: None)()
+        if share is None:
+            return None
+        wt = share[:, None]
     pos, pred = ell[:, None] > 0, yhat > 0
     big = float(np.iinfo(np.int64).max // 4)
     can_pp = np.any((wt > 0) & pred, axis=0)                                  # (m,)

@@ -60,9 +60,36 @@ def _columns(values: np.ndarray) -> tuple[np.ndarray, bool]:
 
 @dataclass(frozen=True)
 class WithReplacementSample(Sample):
-    """Draws with replacement, draw t having selection probability q_t (Σ over pool = 1)."""
+    """Draws with replacement, draw t having selection probability q_t (Σ over pool = 1).
+
+    Where each draw is a stratum, then an item uniformly within it (OASIS), ``stratum``,
+    ``item`` and the strata's ``sizes`` come with it: they do not change the estimate, only
+    the count rule of its interval (:func:`assay.core.measures.f_measures`)."""
 
     q: np.ndarray
+    stratum: np.ndarray | None = None
+    item: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+
+    def labelled_share(self) -> np.ndarray | None:
+        """Per draw, 1/(its item's draws) × (1 − f_h), f_h the share of its stratum's items
+        labelled (distinct): what one labelled item counts towards the failures that move the
+        estimate (each distinct item once; nothing in a stratum labelled in full); None
+        without strata.
+
+        >>> s = WithReplacementSample(np.full(3, 0.1), np.array([0, 0, 1]), np.array([5, 5, 7]),
+        ...                           np.array([4, 1]))
+        >>> s.labelled_share().tolist()
+        [0.375, 0.375, 0.0]
+        """
+        if self.stratum is None or self.item is None or self.sizes is None:
+            return None
+        item, stratum = np.asarray(self.item), np.asarray(self.stratum, dtype=np.int64)
+        uniq, first, times = np.unique(item, return_index=True, return_counts=True)
+        size = np.asarray(self.sizes, dtype=np.float64)
+        n_h = np.bincount(stratum[first], minlength=size.shape[0]).astype(np.float64)
+        free = np.where(n_h < size, 1.0 - n_h / np.where(size > 0, size, 1.0), 0.0)
+        return free[stratum] / times[np.searchsorted(uniq, item)]
 
     def total(self, values: np.ndarray) -> Total:
         v, vector = _columns(values)
@@ -187,12 +214,14 @@ def two_phase_total(sizes: np.ndarray, first: np.ndarray, weight: np.ndarray,
     return (M * eu).sum(axis=-1), var
 
 
-def sample_of(draws: Draws, sizes: np.ndarray | None = None) -> Sample:
+def sample_of(draws: Draws, sizes: np.ndarray | None = None,
+              within: np.ndarray | None = None) -> Sample:
     """The estimation view of ``draws``: Hansen–Hurwitz for selection probabilities,
     stratified expansion (strata of ``sizes``) for inclusion probabilities; selection draws
     that come with stratum sizes (made uniformly within those strata, with each stratum's count
     free of its own labels: OASIS with ``cross_fit``) are the stratified sample of their
-    distinct items (:class:`DistinctStratifiedSample`).
+    distinct items (:class:`DistinctStratifiedSample`); other selection draws made uniformly
+    within strata of sizes ``within`` (OASIS) keep their strata for the interval's count rule.
 
     >>> import numpy as np
     >>> d = Draws.from_records([(0, 0.5, 0), (3, 0.5, 0)], kind=Kind.INCLUSION)
@@ -202,6 +231,9 @@ def sample_of(draws: Draws, sizes: np.ndarray | None = None) -> Sample:
     if draws.kind == Kind.SELECTION:
         if sizes is not None:
             return DistinctStratifiedSample.of(draws.item, draws.stratum, sizes)
+        if within is not None:
+            return WithReplacementSample(draws.probability, draws.stratum, draws.item,
+                                         np.asarray(within))
         return WithReplacementSample(q=draws.probability)
     if sizes is None:
         raise ValueError("inclusion-probability draws need the stratum sizes")

@@ -55,7 +55,8 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
                            n_strata=s.n_strata, strata=s.strata,
                            prior_strength=s.prior_strength, decaying_prior=s.decaying_prior,
                            threshold=s.threshold, v_star=s.v_star, n_bins=s.n_bins,
-                           precomputed_strata=precomputed, defensive=s.defensive)
+                           precomputed_strata=precomputed, defensive=s.defensive,
+                           budget=budget if s.floors else None)
     if isinstance(s, PassiveSettings):
         if s.replace:
             return UniformWithReplacement(n, rng)

@@ -40,6 +40,12 @@ class Design(ABC):
         """The annotator could not label this draw: plan a replacement (nonresponse is treated
         as missing at random within the stratum)."""
 
+    def selection_strata(self) -> np.ndarray | None:
+        """N_h of the strata within which a with-replacement design draws uniformly (OASIS):
+        the interval's count rule uses them (:func:`assay.core.totals.sample_of`); None
+        otherwise."""
+        return None
+
     def stratum_sizes(self) -> np.ndarray | None:
         """N_h of the strata the design samples without replacement (what the stratified
         estimator needs beside the draws); None for with-replacement designs."""

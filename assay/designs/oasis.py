@@ -106,6 +106,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from assay.core.allocation import DETECT_MISS, DETECT_SHARE, detection_floor, floored_allocation
 from assay.designs.base import Design, Draw
 from assay.core.strata import Strata, csf_strata, equal_size_strata
 from assay.core.types import Kind
@@ -217,6 +218,45 @@ def split_halves(strata: Strata) -> tuple[Strata, np.ndarray]:
     return Strata(order, bounds, strata.method), np.array(sibling, dtype=np.int64)
 
 
+def detection_shares(budget: int, sizes: np.ndarray, positives: np.ndarray, s1: np.ndarray,
+                     s0: np.ndarray, alpha: float) -> np.ndarray:
+    """φ_k: the share of draws that OASIS's detection floors give stratum k whatever its
+    labels say (issue 11), from per-stratum sums only (N_k, predicted positives, Σ prior over
+    predicted positives ``s1`` and negatives ``s0``, as
+    :func:`assay.designs.stratified.neyman_weights`).
+
+    The floors are the stratified design's (:func:`assay.core.allocation.floored_allocation`
+    for a budget of ``budget`` labels): from the top of the ranking down, while the
+    anticipated variance of the Neyman allocation grows by at most a quarter, each stratum
+    gets the labels that see at least one of a tenth of the predicted positives with
+    probability 0.9 if it held them (:func:`assay.core.allocation.detection_floor`). Where
+    the stratified design meets a floor with its Neyman share, OASIS's adaptive v need not
+    (it starves a stratum whose first labels showed no match: Remark 4), so every stratum
+    from the top down to the last one granted gets φ_k = floor_k/budget.
+
+    >>> detection_shares(500, np.array([400, 460, 1000, 30000]), np.array([150, 0, 0, 0]),
+    ...                  np.array([120.0, 0, 0, 0]), np.array([30.0, 10.0, 5.0, 5.0]),
+    ...                  0.0).round(3).tolist()
+    [0.122, 0.14, 0.0, 0.0]
+    """
+    from assay.designs.stratified import neyman_weights
+    sizes = np.asarray(sizes, dtype=np.int64)
+    pp = np.asarray(positives, dtype=np.float64)
+    budget = int(min(budget, int(sizes.sum())))
+    phi = np.zeros(sizes.shape[0])
+    matches = DETECT_SHARE * float(pp.sum())
+    if budget <= 0 or matches <= 0:
+        return phi
+    w = neyman_weights(sizes, pp, np.asarray(s1, float), np.asarray(s0, float), alpha)
+    n = floored_allocation(budget, sizes, w, matches)
+    for h in range(sizes.shape[0]):
+        f = detection_floor(int(sizes[h]), matches, DETECT_MISS)
+        if n[h] < f:
+            break
+        phi[h] = f / budget
+    return phi
+
+
 @dataclass(frozen=True)
 class OasisInit:
     """The outcome of seed 002's Algorithm 2 on a set of strata."""
@@ -265,7 +305,8 @@ class OasisDesign(Design):
                  prior_strength: float | None = None, decaying_prior: bool = True,
                  threshold: float = 0.0, v_star: str = "paper",
                  n_bins: int | None = None, precomputed_strata: Strata | None = None,
-                 cross_fit: bool = False, defensive: float = DEFAULT_DEFENSIVE) -> None:
+                 cross_fit: bool = False, defensive: float = DEFAULT_DEFENSIVE,
+                 budget: int | None = None) -> None:
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
         predictions = np.asarray(predictions)
         n = int(predictions.shape[0])
@@ -305,6 +346,28 @@ class OasisDesign(Design):
         init = initialise(self.strata, prior_arr, predictions.astype(np.float64), self.alpha)
         self._start_model(self.strata.sizes, init, prior_strength, defensive)
         self._predictions = predictions
+        codes, k = self.strata.codes, self.strata.count
+        pred = predictions.astype(np.float64)
+        self._floor_sums = (np.bincount(codes, weights=pred, minlength=k),
+                            np.bincount(codes, weights=prior_arr * pred, minlength=k),
+                            np.bincount(codes, weights=prior_arr * (1.0 - pred), minlength=k))
+        self._set_floors(budget)
+
+    def _set_floors(self, budget: int | None) -> None:
+        """The detection floors φ for a run of ``budget`` labels (:func:`detection_shares`;
+        none without a budget): every draw's v becomes max(v, φ)/Σ max(v, φ) ≥ φ/(1 + Σφ)."""
+        self.budget = None if budget is None else int(budget)
+        k = self._sizes.shape[0]
+        self.phi = (np.zeros(k) if budget is None
+                    else detection_shares(int(budget), self._sizes, *self._floor_sums,
+                                          self.alpha))
+        self._v = None
+
+    def extend(self, budget: int) -> None:
+        """A larger budget: the detection floors of the new budget apply from the next draw
+        (every draw records its own probability, so the estimate is unchanged in form)."""
+        if self.budget is not None and int(budget) > self.budget:
+            self._set_floors(int(budget))
 
     def _start_model(self, sizes: np.ndarray, init: OasisInit, prior_strength: float | None,
                      defensive: float) -> None:
@@ -359,7 +422,11 @@ class OasisDesign(Design):
                                              self.lam, self.omega, self.v_star_form)
             if self.defensive > 0.0:
                 v_star = defensive_mixture(v_star, self.v_prior, self.defensive)
-            self._v = epsilon_greedy(v_star, self.omega, self.epsilon)
+            v = epsilon_greedy(v_star, self.omega, self.epsilon)
+            if float(self.phi.sum()) > 0.0:
+                v = np.maximum(v, self.phi)
+                v = v / v.sum()
+            self._v = v
             cum = np.cumsum(self._v)
             self._cum = cum / cum[-1]
         return self._v
@@ -399,6 +466,11 @@ class OasisDesign(Design):
         without, None (Hansen–Hurwitz over the draws, as published)."""
         return self._sizes.copy() if self.cross_fit else None
 
+    def selection_strata(self) -> np.ndarray | None:
+        """Without ``cross_fit``, the strata's sizes: draws are uniform within them, which the
+        interval's count rule uses (:func:`assay.core.measures.f_measures`)."""
+        return None if self.cross_fit else self._sizes.copy()
+
     def params(self) -> dict[str, Any]:
         """The design's settings; ``cross_fit`` only when on (the published design's keys are
         unchanged)."""
@@ -411,6 +483,8 @@ class OasisDesign(Design):
             out["cross_fit"] = True
         if self.defensive > 0.0:
             out["defensive"] = self.defensive
+        if float(self.phi.sum()) > 0.0:
+            out["detection_floors"] = [round(float(x), 6) for x in self.phi]
         return out
 
     def strata_table(self) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ class EngineOasisDesign(OasisDesign):
                  strata: str = "csf", prior_strength: float | None = None,
                  decaying_prior: bool = True, v_star: str = "paper",
                  n_bins: int | None = None, defensive: float = DEFAULT_DEFENSIVE,
-                 probability: str | None = None) -> None:
+                 probability: str | None = None, floors: bool = True) -> None:
         from assay.engines.plan import PrefixSampler, engine_strata
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
         info = engine.describe()
@@ -72,6 +72,8 @@ class EngineOasisDesign(OasisDesign):
         self._sibling = np.arange(es.count)
         self._start_model(es.sizes, OasisInit(pi0, lam, initial_f(self.alpha, sizes, pi0, lam)),
                           prior_strength, defensive)
+        self._floor_sums = (es.positives.astype(np.float64), s1, s0)
+        self._set_floors(int(budget) if floors else None)
         deep = np.minimum(es.sizes, int(budget))
         self.sampler = PrefixSampler(engine, es, self.seed,
                                      first=deep if int(deep.sum()) <= PREFETCH_ROWS else None)

@@ -100,8 +100,10 @@ class OasisSettings(DesignSettings):
     strata, ``prior_strength`` η per stratum (None: 2), ``decaying_prior`` (Remark 4),
     ``v_star`` 'paper' or 'rms', ``threshold`` τ of the logistic prior, ``n_bins`` of CSF,
     ``defensive`` the share d of v* taken from the prior's static v*_0 (0.5 by default since
-    issue 11, so no importance weight exceeds 1/d of the prior design's; 0 with the other
-    defaults is the published algorithm: :mod:`assay.designs.oasis`)."""
+    issue 11, so no importance weight exceeds 1/d of the prior design's), ``floors`` the
+    detection floors of the strata just below the top (:func:`assay.designs.oasis.
+    detection_shares`; on by default since issue 11; ``defensive=0, floors=False`` with the
+    other defaults is the published algorithm: :mod:`assay.designs.oasis`)."""
 
     name: ClassVar[str] = "oasis"
     epsilon: float = 1e-3
@@ -113,12 +115,14 @@ class OasisSettings(DesignSettings):
     threshold: float = 0.0
     n_bins: int | None = None
     defensive: float = DEFAULT_DEFENSIVE
+    floors: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check(0.0 < self.epsilon <= 1.0, "epsilon", self.epsilon, "a number in (0, 1]")
         self._check(0.0 <= self.defensive < 1.0, "defensive", self.defensive,
                     "a share in [0, 1) (0: the published design)")
+        self._check(isinstance(self.floors, bool), "floors", self.floors, "true or false")
         self._check(isinstance(self.n_strata, int) and self.n_strata >= 1, "n_strata",
                     self.n_strata, "a whole number of strata ≥ 1")
         self._check(self.strata in STRATA, "strata", self.strata, "'csf' or 'equal'")
@@ -174,7 +178,7 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
     klass = _klass(str(data.pop("design", design)))
     if klass is AutoSettings:
         data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
-    if klass is StratifiedSettings:
+    if klass is StratifiedSettings or klass is OasisSettings:
         data.setdefault("floors", False)    # … and one stored before the detection floors
     known = {f.name for f in fields(klass)}
     for key in data:

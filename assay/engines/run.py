@@ -77,7 +77,7 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
                                  prior_strength=settings.prior_strength,
                                  decaying_prior=settings.decaying_prior, v_star=settings.v_star,
                                  n_bins=settings.n_bins, defensive=settings.defensive,
-                                 probability=probability)
+                                 probability=probability, floors=settings.floors)
     what = "passive --replace" if isinstance(settings, PassiveSettings) else settings.name
     raise AssayInputError(f"--design {what}", "does not run on an engine yet",
                           expected="--design auto, stratified, importance, oasis or passive "
