@@ -7,7 +7,9 @@
 * ``POST /admin/prices`` (admins; form ``campaign``, ``verification``, ``exhaustive``: a blank
   field leaves that price as it is) — audited ``prices``;
 * ``POST /admin/flags/clear`` (admins; form ``campaign``, ``annotator``) — audited
-  ``flag-cleared``; 404 when the annotator has no live flag.
+  ``flag-cleared``; 404 when the annotator has no live flag. The exhaustive documents they
+  finished count again, and those they now settle get their truth
+  (:func:`assay.service.exhaustive.settle_cleared`; the JSON answer names them, ``settled``).
 
 A session's POST carries its CSRF token (:func:`assay.service.app.need_post`); with an API token
 the POSTs answer JSON instead of a redirect.
@@ -82,8 +84,10 @@ async def admin_flag_clear(request: Request) -> Response:
     who = str(form.get("annotator", ""))
     if not flags.clear(store_of(request).engine, name, who, c.user.name):
         raise HTTPException(404, f"annotator {who[:80]!r} has no live flag in {name!r}")
+    from assay.service.exhaustive import settle_cleared
+    settled = settle_cleared(store_of(request), name, who)
     if c.via == "token":
-        return JSONResponse({"campaign": name, "cleared": who})
+        return JSONResponse({"campaign": name, "cleared": who, "settled": settled})
     return RedirectResponse(f"/costs?campaign={quote(name)}&message=flag+of+{quote(who)}"
                             "+cleared", status_code=303)
 

@@ -20,12 +20,18 @@ j}`` by index) does both tasks at once (the API's form). Unlinked mentions are c
 documents at ``/clusters``. The documents are the campaign's kept records with a ``text``
 field (``POST /api/records``). A flagged annotator (:mod:`assay.service.flags`; the rule is
 checked on every one of these pages, as when the queue serves them) is refused (403) on all of
-them, as their votes are.
+them, as their votes are; every write of these pages reads the flag again inside its own write
+transaction, under the campaign's lock (:func:`_writing`), as a vote does, so an annotator
+flagged after the first check and before the write gets nothing written. While the flag is live
+the documents they finished count toward no document's truth and their drafts hold no document
+(:mod:`assay.service.exhaustive_store`); when an admin clears it, the documents they finished
+are settled afresh with them (:func:`settle_cleared`).
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
@@ -33,6 +39,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select, update
 
 from assay.errors import AssayError, AssayInputError
+from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.service import exhaustive_store as xs
 from assay.service import views
@@ -60,6 +67,20 @@ def _unflagged(request: Request, camp: OnDemandCampaign, c: Caller, what: str) -
     from assay.service import flags
     if flags.check(store_of(request), camp.row, c.user.name):
         raise HTTPException(403, flags.refusal(camp.row.name, c.user.name, what))
+
+
+@contextmanager
+def _writing(request: Request, campaign: str, who: str, what: str) -> Iterator[Any]:
+    """A write transaction of ``campaign`` (SQLite ``BEGIN IMMEDIATE``, PostgreSQL the
+    campaign's advisory lock, :func:`assay.service.queue._lock`, which a flag's write takes
+    too) that first reads ``who``'s flag (:func:`assay.service.flags.live`) and answers 403,
+    nothing written, when it is live — as :func:`assay.service.queue.vote_in` does."""
+    from assay.service import flags
+    with store_of(request).engine.begin() as conn:
+        _lock(conn, campaign)
+        if flags.live(conn, campaign, who):
+            raise HTTPException(403, flags.refusal(campaign, who, what))
+        yield conn
 
 
 def _offered(request: Request, camp: OnDemandCampaign, c: Caller) -> dict[str, str]:
@@ -140,7 +161,7 @@ async def _save_mentions(request: Request, stage: str
     ms = _mentions_of(form, text)
     _stage(request, camp, unit, c.user.name, (None, "draft"))
     engine = store_of(request).engine
-    with engine.begin() as conn:
+    with _writing(request, camp.row.name, c.user.name, "exhaustive annotation") as conn:
         xs.save(conn, camp.row.name, unit, c.user.name, stage, ms)
         audit(engine, c.user.name, f"exhaustive-{stage}", camp.row.name, unit,
               {"mentions": len(ms)}, conn=conn)
@@ -208,25 +229,61 @@ async def finish(request: Request) -> Response:
     except (ValueError, AssayError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
     k = xs.documents_k(engine, name)
-    with engine.begin() as conn:
-        _lock(conn, name)
+    with _writing(request, name, c.user.name, "exhaustive annotation") as conn:
         if "mentions" in form:
             xs.save(conn, name, unit, c.user.name, "mentions", ms)
         xs.save(conn, name, unit, c.user.name, "done", ms, chosen)
-        done = xs.done_works(conn, name, unit)
+        done = xs.counted_works(conn, name, unit)       # flagged annotators' left out
         audit(engine, c.user.name, "exhaustive", name, unit,
               {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
                "true_items": len(keys)}, conn=conn)
-    truth = settled([true_items(d.mentions, d.relations, text) for d in done.values()],
-                    max(k, len(done)))
-    if truth is None:
-        return _back(name, f"document {unit} done: waiting for {k - len(done)} more "
-                           f"annotator{'s' if k - len(done) > 1 else ''}")
     try:
-        camp.annotate_units({unit: truth})
+        truth = _settle(camp, unit, text, done, k)
     except AssayError as exc:
         raise HTTPException(409, " ".join(str(exc).split())) from None
+    if truth is None:
+        left = k - len(done)
+        return _back(name, f"document {unit} done: waiting for {left} more "
+                           f"annotator{'s' if left > 1 else ''}")
     return _back(name, f"document {unit} done ({len(truth)} true items)")
+
+
+def _settle(camp: OnDemandCampaign, unit: str, text: str, done: Mapping[str, xs.Work],
+            k: int) -> list[str] | None:
+    """The document's truth when the counted annotators done with it settle it
+    (:func:`~assay.service.exhaustive_model.settled` over max(k, their number)), recorded
+    with :meth:`OnDemandCampaign.annotate_units`; None (nothing recorded) when they do not."""
+    truth = settled([true_items(d.mentions, d.relations, text) for d in done.values()],
+                    max(k, len(done)))
+    if truth is not None:
+        camp.annotate_units({unit: truth})
+    return truth
+
+
+def settle_cleared(store: LabelStore, campaign: str, annotator: str) -> list[str]:
+    """After ``annotator``'s flag is cleared: every document they finished that has no truth
+    yet is settled afresh, their work counted again (:func:`_settle`); returns the documents
+    whose truth is now recorded. One that cannot be recorded (the campaign's corpus size
+    reached, another truth recorded meanwhile) is left as it is."""
+    engine = store.engine
+    docs = xs.texts(engine, campaign)
+    if not docs:
+        return []
+    camp = OnDemandCampaign.open(store, campaign)
+    have = set(camp.od.units(camp.row.id))
+    k = xs.documents_k(engine, campaign)
+    with engine.connect() as conn:
+        states = xs._states(conn, campaign)
+        works = {u: xs.counted_works(conn, campaign, u) for u in sorted(docs)
+                 if u not in have and states.get(u, {}).get(annotator) == "done"}
+    out = []
+    for unit, done in works.items():
+        try:
+            if _settle(camp, unit, docs[unit], done, k) is not None:
+                out.append(unit)
+        except AssayError:
+            continue
+    return out
 
 
 @router.post("/exhaustive/settings")
@@ -278,7 +335,7 @@ async def clusters_post(request: Request) -> Response:
     given = {int(k[len("cluster_"):]): str(v).strip() for k, v in form.items()
              if k.startswith("cluster_") and k[len("cluster_"):].isdigit()}
     t, engine = mentions_table, store_of(request).engine
-    with engine.begin() as conn:
+    with _writing(request, campaign, c.user.name, "clustering") as conn:
         for mid, name in given.items():
             conn.execute(update(t).where((t.c.id == mid) & (t.c.campaign == campaign)
                                          & t.c.link.is_(None)).values(cluster=name or None))
@@ -287,4 +344,4 @@ async def clusters_post(request: Request) -> Response:
     return RedirectResponse(f"/clusters?campaign={quote(campaign)}", status_code=303)
 
 
-__all__ = ["RELATIONS", "TYPES", "router"]
+__all__ = ["RELATIONS", "TYPES", "router", "settle_cleared"]

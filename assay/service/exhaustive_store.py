@@ -10,6 +10,11 @@
 A document is offered to an annotator until k annotators are done with it or its truth is
 recorded, never again to one who is done with it; its truth is recorded as soon as the ones
 done settle it (:func:`assay.service.exhaustive_model.settled`: two who agree of k = 3).
+
+A flagged annotator's work (:func:`assay.service.flags.flagged`: a live flag) is not counted
+while the flag is live: the documents they finished are not among a document's k done nor in
+its truth (:func:`counted_works`), and their drafts do not hold a document when documents are
+handed out (:func:`offered`, :func:`lease`). Their rows are kept: a clear counts them again.
 """
 from __future__ import annotations
 
@@ -104,21 +109,33 @@ def texts(engine: Engine, campaign: str) -> dict[str, str]:
     return out
 
 
-def _states(conn: Any, campaign: str) -> dict[str, dict[str, str]]:
+def _states(conn: Any, campaign: str, but: set[str] | None = None
+            ) -> dict[str, dict[str, str]]:
+    """unit -> annotator -> state of the campaign's work, leaving out the annotators in
+    ``but``."""
     t = work_table
     out: dict[str, dict[str, str]] = {}
     for r in conn.execute(select(t.c.unit, t.c.annotator, t.c.state).where(
             t.c.campaign == campaign)):
-        out.setdefault(r.unit, {})[r.annotator] = r.state
+        if not but or r.annotator not in but:
+            out.setdefault(r.unit, {})[r.annotator] = r.state
     return out
+
+
+def _flagged(conn: Any, campaign: str, annotator: str | None = None) -> set[str]:
+    """The campaign's live-flagged annotators but ``annotator`` (whose own work is theirs to
+    see: the pages refuse them while flagged)."""
+    from assay.service.flags import flagged
+    return flagged(conn, campaign) - {annotator}
 
 
 def offered(engine: Engine, campaign: str, annotator: str, truth: set[str]) -> dict[str, str]:
     """The documents ``annotator`` may work on (unit -> text): no truth recorded, fewer than k
-    annotators done, and not done by them; the ones they have started first."""
+    annotators done, and not done by them; the ones they have started first. A flagged
+    annotator's work is not counted (the module's docstring)."""
     k = documents_k(engine, campaign)
     with engine.connect() as conn:
-        states = _states(conn, campaign)
+        states = _states(conn, campaign, _flagged(conn, campaign, annotator))
     started, fresh = {}, {}
     for unit, text in texts(engine, campaign).items():
         by = states.get(unit, {})
@@ -135,7 +152,8 @@ def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> st
     hold, one others finished that needs another annotator and nobody else is on, one nobody is
     on, one with room for another annotator (of k), any. Concurrent annotators are given
     different documents while there are enough, and a document others finished is completed
-    before new ones are begun."""
+    before new ones are begun. A flagged annotator's lease or draft holds no document, and
+    the documents they finished are not counted."""
     from assay.service.queue import LEASE_SECONDS, _lock
     le = leases_table
     if not units:
@@ -145,13 +163,14 @@ def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> st
     keys = {f"#doc:{u}": u for u in units}
     with engine.begin() as conn:
         _lock(conn, campaign)
-        states = _states(conn, campaign)
+        flagged = _flagged(conn, campaign, annotator)
+        states = _states(conn, campaign, flagged)
         held = conn.execute(select(le.c.item, le.c.annotator).where(
             (le.c.campaign == campaign) & le.c.item.in_(list(keys)) & (le.c.expires_at > t))
             ).all()
         on: dict[str, set[str]] = {}         # others working on it (a lease or a draft)
         for h in held:
-            if h.annotator != annotator:
+            if h.annotator != annotator and h.annotator not in flagged:
                 on.setdefault(keys[h.item], set()).add(h.annotator)
         for u, by in states.items():
             on.setdefault(u, set()).update(a for a, s in by.items()
@@ -208,6 +227,13 @@ def done_works(conn: Any, campaign: str, unit: str) -> dict[str, Work]:
     return {r.annotator: Work(r.state, _mentions(r.mentions), {
         (int(a), int(b)): str(v) for a, b, v in json.loads(r.relations or "[]")})
         for r in rows}
+
+
+def counted_works(conn: Any, campaign: str, unit: str) -> dict[str, Work]:
+    """:func:`done_works` of the annotators with no live flag: the ones that make the
+    document's truth."""
+    flagged = _flagged(conn, campaign)
+    return {a: w for a, w in done_works(conn, campaign, unit).items() if a not in flagged}
 
 
 def agreement(engine: Engine, campaign: str) -> Agreement:
@@ -274,6 +300,6 @@ def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
     return out
 
 
-__all__ = ["STATES", "Summary", "Work", "agreement", "documents_k", "done_works",
-           "exhaustive_settings_table", "lease", "offered", "relation_agreement", "save", "set_documents_k",
-           "summaries", "texts", "work", "work_table"]
+__all__ = ["STATES", "Summary", "Work", "agreement", "counted_works", "documents_k",
+           "done_works", "exhaustive_settings_table", "lease", "offered", "relation_agreement",
+           "save", "set_documents_k", "summaries", "texts", "work", "work_table"]

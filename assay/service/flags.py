@@ -8,7 +8,14 @@ exhaustive-annotation pages and after a Label Studio import their labels are che
 document, and their votes (on the page, the API and in a Label Studio import), undos and
 exhaustive annotations are refused (403, :func:`refusal`) until an admin clears the flag
 (:func:`clear`, audited ``flag-cleared``). After a clear the rule is applied afresh to the
-labels they give from then on (the majority still counts every label of the item).
+labels they give from then on (the majority still counts every label of the item). While the
+flag is live, the exhaustive annotations they finished make no document's truth and their
+unfinished ones hold no document (:func:`flagged`, read by
+:mod:`assay.service.exhaustive_store`); a clear restores both.
+
+A flag is written under the campaign's queue lock (:func:`assay.service.queue._lock`: SQLite's
+``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), which every exhaustive write also takes before
+it reads the flag (:func:`live`), so no such write lands after the flag's.
 
 A flag is live until cleared:
 
@@ -120,6 +127,14 @@ def live(conn: Any, campaign: str, annotator: str) -> bool:
     return got is not None and got.live
 
 
+def flagged(conn: Any, campaign: str) -> set[str]:
+    """The annotators with a live flag in ``campaign``, on the caller's connection (one read;
+    the rule not applied)."""
+    f = flags_table
+    return set(conn.execute(select(f.c.annotator).where(
+        (f.c.campaign == campaign) & f.c.cleared_at.is_(None))).scalars().all())
+
+
 def refusal(campaign: str, annotator: str, what: str = "label") -> str:
     """The message of a flagged annotator's refused ``what`` (HTTP 403).
 
@@ -141,7 +156,9 @@ def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
             d, c = disagreements(conn, camp, annotator, None if got is None else got.cleared_at)
             if not flag_rule(d, c):
                 return False
+    from assay.service.queue import _lock
     with store.engine.begin() as conn:
+        _lock(conn, camp.name)                  # as the exhaustive writes that read it
         if got is None or not got.live:
             values = dict(flagged_at=now(), disagreements=d, compared=c, cleared_at=None,
                           cleared_by=None)
@@ -185,4 +202,4 @@ def flags(engine: Engine, campaign: str) -> dict[str, Flag]:
         return {n: got for n in names if (got := _row(conn, campaign, n)) is not None}
 
 
-__all__ = ["Flag", "check", "clear", "disagreements", "flags", "live", "refusal"]
+__all__ = ["Flag", "check", "clear", "disagreements", "flagged", "flags", "live", "refusal"]
