@@ -94,8 +94,37 @@ the published 0.20, 40 runs). It is not the default: where false negatives lie i
 of whose labels is a match, the stratified interval still undercovers (control world, 1,000
 labels: recall 0.83 over 60 runs, published 0.90): the interval's small-count rule and the
 allocation of labels to the strata just below the census are what remain.
+
+Detection floors and the count rule within strata (``floors``, on by default; issue 11,
+session 13). With the defensive mixture and the logit-scale interval, what remained were runs
+that labelled none of the few false negatives just below the top. Ties world at 500 labels:
+8 false negatives among the 460 items of stratum 1 and 5 among the 1,039 of stratum 2; the
+runs whose recall interval lay above the truth had labelled 40 and 36 items there and seen
+none (runs that covered: 56 and 43, 0.9 and 0.3 seen); the control world at 2,000 labels:
+its top stratum's 870 items all labelled, 76 false negatives among them, and 5 in the 741
+items below, of which the missing runs saw none in 188 labels (the covered ones 2.0 in 292:
+the posterior's decay thins a stratum whose first labels show no match). Two changes, both
+the stratified design's:
+
+* the detection floors (:func:`detection_shares`): from the top down, each stratum keeps a
+  share φ_k of the draws, v ← max(v, φ)/Σ max(v, φ), φ_k the labels that see one of a tenth
+  of the predicted positives with probability 0.9 if the stratum held them, over the budget
+  (which :func:`assay.designs.build_design` passes; without one there is none). Every draw
+  records the v it was drawn from, so the estimator is unchanged;
+* the normal rule's ten failures counted within strata at 1 − f_h
+  (:func:`assay.core.measures._moving_counts`): draws are uniform within a stratum, so one
+  whose items are all labelled is known, however often its false negatives were drawn, and
+  they do not make the delta interval trustworthy when the strata below it showed 0–2
+  (the Korn–Graubard fallback then applies: the stratified design's half-widths, 0.068–0.070
+  for recall at 2,000 labels on the control world).
+
+Measured (``bench/out/oasis_floors_s13.md`` and ``oasis_floors_s13_table.md``: the 30 cells
+of ``bench/adversarial.py``, 200 repetitions, seeds 1000–1199; before → after): see
+BENCHMARKS.md, "Session 13". ``floors=False`` gives session 12's design (a run stored before
+the setting existed replays so).
+
 ``cross_fit=False`` (the default) keeps the Hansen–Hurwitz estimate of the draws;
-``cross_fit=False, defensive=0`` is the published algorithm.
+``cross_fit=False, defensive=0, floors=False`` is the published algorithm.
 """
 from __future__ import annotations
 
