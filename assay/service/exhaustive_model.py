@@ -283,11 +283,16 @@ def true_items(mentions: Sequence[Mention], chosen: Mapping[tuple[int, int], str
 def settled(per_annotator: Sequence[Iterable[str]], k: int) -> list[str] | None:
     """The document's truth once no further annotator of the k can change it, else None: with
     n of k done and r = k − n to come, an item c of them gave is true when 2c > k and false
-    when 2(c + r) ≤ k (an item nobody gave is then false too); as the queue's rule for items,
-    two who agree settle a document of k = 3 and a third is asked only when they disagree.
+    when 2(c + r) ≤ k; an item nobody gave (c = 0) is false only when 2r ≤ k, so no document
+    is settled while the ones to come could still make an item true that nobody gave yet (one
+    annotator who marks nothing does not settle a document of k = 3); as the queue's rule for
+    items, two who agree settle a document of k = 3 and a third is asked only when they
+    disagree.
 
     >>> settled([["a"], ["a"]], 3), settled([["a"], []], 3), settled([["a"], [], []], 3)
     (['a'], None, [])
+    >>> settled([[]], 3), settled([[], []], 3), settled([[]], 2), settled([[], []], 5)
+    (None, [], [], None)
     """
     lists = [list(dict.fromkeys(x)) for x in per_annotator]
     left = k - len(lists)
@@ -297,7 +302,7 @@ def settled(per_annotator: Sequence[Iterable[str]], k: int) -> list[str] | None:
     for x in lists:
         for item in x:
             counts[item] = counts.get(item, 0) + 1
-    if any(not (2 * c > k or 2 * (c + left) <= k) for c in counts.values()):
+    if 2 * left > k or any(not (2 * c > k or 2 * (c + left) <= k) for c in counts.values()):
         return None
     return [item for item, c in counts.items() if 2 * c > k]
 
