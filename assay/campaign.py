@@ -29,7 +29,7 @@ import pandas as pd
 from assay.core.types import Draw, Estimate
 from assay.core.vote import NO_LABEL, panel_decision
 from assay.designs import Design, build_design
-from assay.designs.settings import DesignSettings
+from assay.designs.settings import DesignSettings, settings_from_dict
 from assay.errors import AssayInputError
 from assay.estimation import estimate_all
 from assay.formats.pool import Pool
@@ -88,6 +88,10 @@ class Campaign(Undoing):
                                  design=settings.name, settings=settings.to_dict(), seed=seed,
                                  annotator=panel_name, budget=self.target)
             self.run_id, stored, ext = run.id, run.draws, run.extensions
+            # a run found again is drawn with the settings it saved: the key leaves out
+            # settings at their default, so a run stored before a new default (OASIS's and
+            # the stratified design's detection floors) must not be replayed with it
+            self.settings = settings = settings_from_dict(run.settings, settings.name)
         self._stored = stored
         self._late = {d.item: d.seq for d in stored if d.kind == REINSTATED}
         self._ext = list(ext)

@@ -122,3 +122,39 @@ def test_coverage_after_raising_the_budget(design):
     print(design, cov)
     assert abs(cov["extended"] - cov["direct"]) <= 3 * math.sqrt(2) * se, cov
     assert cov["extended"] >= 0.95 - 3 * se, cov
+
+
+@pytest.mark.parametrize("design", ["oasis", "stratified"])
+def test_a_run_stored_before_a_new_default_replays_with_its_own_settings(design, tmp_path):
+    """A run's key leaves out settings at their default, so a run stored before the detection
+    floors existed (its saved settings have no ``floors``) is found again by the same
+    arguments once ``floors=True`` is the default: it must be replayed and extended with the
+    settings it saved (no floors), not with today's defaults (review of session 13: OASIS's
+    replay failed at draw 1)."""
+    import json
+    import sqlite3
+    from assay.designs.settings import OasisSettings, StratifiedSettings
+    from assay.runs import run_key
+    df, label = synthetic(5000)
+    truth = dict(zip(df["id"], label))
+    db = str(tmp_path / "old.db")
+    klass = OasisSettings if design == "oasis" else StratifiedSettings
+    old = evaluate(df, Counting(truth), settings=klass(floors=False), budget=300, seed=1,
+                   store=db, dataset="d")
+    con = sqlite3.connect(db)                       # make it a run stored before the field
+    rid, saved = con.execute("SELECT id, settings FROM assay_runs").fetchone()
+    saved = json.loads(saved)
+    saved.pop("floors")
+    fp = con.execute("SELECT pool FROM assay_runs").fetchone()[0]
+    key = run_key(klass(), "d", fp, 1, "gold")
+    con.execute("UPDATE assay_runs SET settings = ?, run_key = ? WHERE id = ?",
+                (json.dumps(saved, sort_keys=True), key, rid))
+    con.commit()
+    con.close()
+    again = Counting(truth)
+    replay = evaluate(df, again, design=design, budget=300, seed=1, store=db, dataset="d")
+    assert again.asked == [] and replay.params["run"] == old.params["run"]
+    assert replay.estimates["f1"].estimate == old.estimates["f1"].estimate
+    more = evaluate(df, Counting(truth), design=design, budget=400, seed=1, store=db,
+                    dataset="d")
+    assert more.labels_used == 400 and more.params["run"] == old.params["run"]
