@@ -155,7 +155,20 @@ def test_f_hat_is_eq3_and_equals_the_hansen_hurwitz_ratio():
     assert d.f_hat() == pytest.approx(eq3)
     hh = f_measure(WithReplacementSample(q), ell, yhat, 0.5)
     assert hh.estimate == pytest.approx(eq3)
-    assert estimate_all(d, col, PRED, 0.95)["f1"].estimate == pytest.approx(eq3)
+    # a budget of the whole pool labels every item of every stratum: a census, whose F1 is
+    # known exactly (the Hansen–Hurwitz ratio of the draws would still vary with them)
+    census = estimate_all(d, col, PRED, 0.95)["f1"]
+    assert census.method == "census"
+    assert census.estimate == census.ci_low == census.ci_high == \
+        pytest.approx(true_f_measure(labels, PRED, 0.5))
+    part = collect(tiny(epsilon=0.2), lambda i: int(labels[i]), budget=4)
+    qp = np.array([dr.probability for dr in part.draws])
+    wp = (1 / 6) / qp
+    ellp = np.array(part.labels, dtype=float)
+    yp = PRED[[dr.index for dr in part.draws]].astype(float)
+    eq3p = np.sum(wp * ellp * yp) / (0.5 * np.sum(wp * yp) + 0.5 * np.sum(wp * ellp))
+    assert estimate_all(tiny(epsilon=0.2), part, PRED, 0.95)["f1"].estimate == \
+        pytest.approx(eq3p)
 
 
 def test_same_seed_same_draws_and_params_rebuild():
@@ -443,7 +456,8 @@ def test_default_interval_coverage_on_an_untuned_world(world, budget, seed):
 def test_detection_floors_hold_up_the_strata_below_the_top():
     """Issue 11: with a budget, OASIS gives the strata from the top down to the last one
     granted a detection floor (:func:`assay.designs.oasis.detection_shares`, the stratified
-    design's floors) a share of draws φ_k that no label takes away: v ≥ φ/(1 + Σφ) after a
+    design's floors) a share of draws φ_k that no label takes away until the stratum has
+    φ_k·budget distinct labelled items: v ≥ φ/(1 + Σφ) over the floors still unmet, after a
     run of zeros below the top (which, as published, starves those strata: Remark 4). Without
     a budget, or with ``floors=False``, there are none; a run stored before the setting
     existed replays without them."""
@@ -462,9 +476,11 @@ def test_detection_floors_hold_up_the_strata_below_the_top():
     for _ in range(300):
         d = des.draw()
         des.update(d, int(d.stratum == 0 and pred[d.index] == 1))
-    v = des.instrumental()
-    assert np.all(v >= phi / (1.0 + phi.sum()) - 1e-12)
+    v, live = des.instrumental(), des.active_floors()
+    assert np.all(v >= live / (1.0 + live.sum()) - 1e-12)
     assert v.sum() == pytest.approx(1.0)
+    done = des._labelled >= np.ceil(phi * 500 - 1e-9)     # a floor is paid in labels:
+    assert np.all(live[done] == 0) and np.all(live[~done] == phi[~done])   # held until met
     assert OasisDesign(prior, pred, score, np.random.default_rng(0)).phi.sum() == 0.0
     assert OasisSettings().floors is True
     stored = OasisSettings().to_dict()

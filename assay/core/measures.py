@@ -122,7 +122,13 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     _, var = sample.total(z_lin)
     unseen: dict[str, float] = {}
     fraction = np.zeros(m)
-    if isinstance(sample, StratifiedSample):
+    first = getattr(sample, "census_draws", lambda: None)()
+    if first is not None:     # draws with replacement that labelled every item of every stratum
+        ys, xs = y[first].sum(axis=0), x[first].sum(axis=0)
+        r = np.where(ok, np.divide(ys, xs, out=np.zeros(m), where=xs > 0), 0.0)
+        var[:] = 0.0
+        fraction[:] = 1.0
+    elif isinstance(sample, StratifiedSample):
         if np.array_equal(sample.counts(), sample.sizes):
             fraction[:] = 1.0                        # a census: every item labelled
         elif domain_size is not None and alpha == 1.0:

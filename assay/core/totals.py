@@ -71,6 +71,26 @@ class WithReplacementSample(Sample):
     item: np.ndarray | None = None
     sizes: np.ndarray | None = None
 
+    def census_draws(self) -> np.ndarray | None:
+        """Where every item of every stratum is labelled, the mask of each item's first draw
+        (the pool, known exactly); otherwise None.
+
+        >>> WithReplacementSample(np.full(3, 0.5), np.array([0, 0, 0]), np.array([1, 2, 1]),
+        ...                       np.array([2])).census_draws().tolist()
+        [True, True, False]
+        """
+        if self.stratum is None or self.item is None or self.sizes is None:
+            return None
+        item = np.asarray(self.item)
+        _, first = np.unique(item, return_index=True)
+        n_h = np.bincount(np.asarray(self.stratum, dtype=np.int64)[first],
+                          minlength=np.asarray(self.sizes).shape[0])
+        if not np.array_equal(n_h, np.asarray(self.sizes)):
+            return None
+        mask = np.zeros(item.shape[0], dtype=bool)
+        mask[first] = True
+        return mask
+
     def labelled_share(self) -> np.ndarray | None:
         """Per draw, 1/(its item's draws) × (1 − f_h), f_h the share of its stratum's items
         labelled (distinct): what one labelled item counts towards the failures that move the

@@ -390,7 +390,21 @@ class OasisDesign(Design):
         self.phi = (np.zeros(k) if budget is None
                     else detection_shares(int(budget), self._sizes, *self._floor_sums,
                                           self.alpha))
+        self._floor_n = np.ceil(self.phi * (0 if budget is None else int(budget)) - 1e-9)
+        if not hasattr(self, "_labelled"):
+            self._labelled = np.zeros(k)          # distinct items labelled per stratum
+            self._items: set[int] = set()
         self._v = None
+
+    def active_floors(self) -> np.ndarray:
+        """φ_k while stratum k has fewer distinct labelled items than its floor (φ_k·budget),
+        0 once it has them: a floor is paid in labels, and OASIS draws an item again and
+        again (the top stratum's 870 items took 6,880 draws at 2,000 labels), so a share of
+        draws held for the whole run gave the floored strata ~1.45× their floor and took
+        the labels from the strata it was to protect (review of session 13). The rule looks
+        at the draws' items only, never at their labels, so every draw's v is still known
+        when it is made."""
+        return np.where(self._labelled < self._floor_n, self.phi, 0.0)
 
     def extend(self, budget: int) -> None:
         """A larger budget: the detection floors of the new budget apply from the next draw
@@ -452,8 +466,9 @@ class OasisDesign(Design):
             if self.defensive > 0.0:
                 v_star = defensive_mixture(v_star, self.v_prior, self.defensive)
             v = epsilon_greedy(v_star, self.omega, self.epsilon)
-            if float(self.phi.sum()) > 0.0:
-                v = np.maximum(v, self.phi)
+            phi = self.active_floors()
+            if float(phi.sum()) > 0.0:
+                v = np.maximum(v, phi)
                 v = v / v.sum()
             self._v = v
             cum = np.cumsum(self._v)
@@ -478,6 +493,9 @@ class OasisDesign(Design):
         """Posterior update (eq. 10) and the running sums of eq. 3 with w = ω_k/v_k =
         1/(N q_t)."""
         k, ell = int(draw.stratum), int(label)
+        if draw.index not in self._items:
+            self._items.add(int(draw.index))
+            self._labelled[k] += 1.0
         if ell == 1:
             self.ones[k] += 1.0
         else:
