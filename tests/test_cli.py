@@ -79,6 +79,7 @@ def test_api_result_equals_cli_json(files):
     (["--budget", "10", "--design", "oasis", "--defensive", "nan"], "--defensive"),
     (["--budget", "10", "--design", "auto", "--defensive", "0"], "--design oasis"),
     (["--budget", "10", "--defensive", "0.2"], "--design oasis"),
+    (["--budget", "10", "--design", "importance", "--no-floors"], "--no-floors"),
 ])
 def test_user_errors_exit_2_without_traceback(files, args, needle):
     full = ["evaluate", str(files / "pool.csv"), "--store", str(files / "e.db")]
@@ -193,8 +194,9 @@ def test_oasis_defensive_and_epsilon_reach_the_design(files, monkeypatch, engine
     default = run("default", "--design", "oasis")
     assert seen[-1] == OasisSettings()
     assert run("half", "--design", "oasis", "--defensive", "0.5") == default
-    published = run("published", "--design", "oasis", "--defensive", "0", "--epsilon", "0.01")
-    assert seen[-1] == OasisSettings(defensive=0.0, epsilon=0.01)
+    published = run("published", "--design", "oasis", "--defensive", "0", "--epsilon", "0.01",
+                    "--no-floors")
+    assert seen[-1] == OasisSettings(defensive=0.0, epsilon=0.01, floors=False)
     assert published != default
     run("importance", "--design", "importance", "--epsilon", "0.2")
     assert seen[-1] == ImportanceSettings(epsilon=0.2)

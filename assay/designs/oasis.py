@@ -16,7 +16,8 @@ has a Beta–Bernoulli model of its match rate π_k (eqs. 7–11) whose prior co
 By default (issue 11) step 1 first mixes v* with the static v*_0 of the prior alone (v* at
 π̂^(0) and F̂^(0), Algorithm 2's output, computed once): v* ← (1 − d) v* + d v*_0 with
 d = ``defensive`` = 0.5, then applies eq. 12 as published (section "The defensive mixture"
-below). ``defensive=0`` is the published algorithm.
+below), then holds each stratum's detection floor (section "Detection floors" below):
+v ← max(v, φ)/Σ max(v, φ). ``defensive=0, floors=False`` is the published algorithm.
 
 Why eq. 3 is the Hansen–Hurwitz ratio. With p = 1/N (Remark 3) the importance weight of draw t is
 w_t = p(z_t)/q_t(z_t) = (1/N)/(v_k/|P_k|) = ω_k / v_k. Hansen–Hurwitz estimates a pool total
@@ -59,7 +60,8 @@ weights: the misses overestimate recall when the few false negatives in the stra
 below the top (control: 5 in a 741-item stratum) are not drawn, while the delta rule counts
 the many false negatives drawn, again and again, in the top stratum; a per-stratum
 small-count rule for draws with replacement (:mod:`assay.core.measures`) is what is
-missing. d = 0.8 was no better (control 2,000 recall 0.85, 60 runs).
+missing (session 13: the count rule within strata and the detection floors below). d = 0.8
+was no better (control 2,000 recall 0.85, 60 runs).
 
 Cross-fitting (``cross_fit=True``, an option; issue 11). As published, the Hansen–Hurwitz
 interval does not hold: on the control world of :mod:`assay.worlds` at 2,000 labels (~33,000
@@ -93,7 +95,8 @@ abt_buy +0.08; with the decay amazon_google +0.02 ± 0.02, coverage 0.975, RMSE 
 the published 0.20, 40 runs). It is not the default: where false negatives lie in halves none
 of whose labels is a match, the stratified interval still undercovers (control world, 1,000
 labels: recall 0.83 over 60 runs, published 0.90): the interval's small-count rule and the
-allocation of labels to the strata just below the census are what remain.
+allocation of labels to the strata just below the census are what remained (session 13, below,
+for the default design).
 
 Detection floors and the count rule within strata (``floors``, on by default; issue 11,
 session 13). With the defensive mixture and the logit-scale interval, what remained were runs
@@ -109,18 +112,23 @@ the stratified design's:
 * the detection floors (:func:`detection_shares`): from the top down, each stratum keeps a
   share φ_k of the draws, v ← max(v, φ)/Σ max(v, φ), φ_k the labels that see one of a tenth
   of the predicted positives with probability 0.9 if the stratum held them, over the budget
-  (which :func:`assay.designs.build_design` passes; without one there is none). Every draw
-  records the v it was drawn from, so the estimator is unchanged;
+  (which :func:`assay.designs.build_design` passes; without one there is none), until it has
+  φ_k·budget distinct labelled items (:meth:`OasisDesign.active_floors`). Every draw records
+  the v it was drawn from, so the estimator is unchanged;
 * the normal rule's ten failures counted within strata at 1 − f_h
   (:func:`assay.core.measures._moving_counts`): draws are uniform within a stratum, so one
   whose items are all labelled is known, however often its false negatives were drawn, and
   they do not make the delta interval trustworthy when the strata below it showed 0–2
   (the Korn–Graubard fallback then applies: the stratified design's half-widths, 0.068–0.070
-  for recall at 2,000 labels on the control world).
+  for recall at 2,000 labels on the control world). The stratified rationale (a
+  hypergeometric count's variance) does not carry over to Hansen–Hurwitz, which has no
+  finite-population correction and still varies with a census stratum's multiplicities;
+  what carries over is that only unlabelled items can hide failures not yet seen, so the
+  rule errs on the wide side. Every stratum labelled in full is a census (exact).
 
-Measured (``bench/out/oasis_floors_s13.md`` and ``oasis_floors_s13_table.md``: the 30 cells
-of ``bench/adversarial.py``, 200 repetitions, seeds 1000–1199; before → after): see
-BENCHMARKS.md, "Session 13". ``floors=False`` gives session 12's design (a run stored before
+Measured (``bench/out/oasis_floors2_s13.md``; a first version, floors held all run:
+``oasis_floors_s13.md`` and ``oasis_floors_s13_table.md``; the 30 cells of
+``bench/adversarial.py``, 200 repetitions, seeds 1000–1199): see BENCHMARKS.md, "Session 13". ``floors=False`` gives session 12's design (a run stored before
 the setting existed replays so).
 
 ``cross_fit=False`` (the default) keeps the Hansen–Hurwitz estimate of the draws;
@@ -317,7 +325,9 @@ class OasisDesign(Design):
     'equal'; ``prior_strength`` η per stratum (default 2); ``decaying_prior`` Remark 4;
     ``v_star`` 'paper' or 'rms' (see the module docstring); ``n_bins`` the CSF histogram bins;
     ``precomputed_strata`` strata already built from the same scores (they do not depend on the
-    seed, so a simulation sorts once); ``cross_fit`` each stratum cut into two halves whose
+    seed, so a simulation sorts once); ``budget`` the run's labels, for the detection floors
+    (None: no floors; :func:`assay.designs.build_design` passes it unless ``floors=False``);
+    ``cross_fit`` each stratum cut into two halves whose
     allocation is learnt from the other half (module docstring; False, the default: as
     published); ``defensive`` d, the share of v* taken from the prior's static v*_0 (module
     docstring; 0.5 by default, 0 for the published design).
@@ -459,7 +469,8 @@ class OasisDesign(Design):
 
     def instrumental(self) -> np.ndarray:
         """The ε-greedy stratum distribution v^(t) for the next draw (eq. 12), v* mixed with
-        the prior's v*_0 first when ``defensive`` > 0 (:func:`defensive_mixture`)."""
+        the prior's v*_0 first when ``defensive`` > 0 (:func:`defensive_mixture`), the
+        floors still unmet held after (:meth:`active_floors`)."""
         if self._v is None:
             v_star = optimal_stratum_weights(self.alpha, self.f_hat(), self.allocation_rate(),
                                              self.lam, self.omega, self.v_star_form)
@@ -561,4 +572,4 @@ def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
 
 __all__ = ["OasisDesign", "OasisInit", "epsilon_greedy", "initial_f", "initialise", "logistic",
            "optimal_stratum_weights", "posterior_mean", "rescaled_logistic", "split_halves",
-           "defensive_mixture", "DEFAULT_DEFENSIVE"]
+           "defensive_mixture", "detection_shares", "DEFAULT_DEFENSIVE"]

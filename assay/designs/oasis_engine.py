@@ -1,7 +1,8 @@
 """OASIS on a pool that stays on an engine (docs/engines.md, issue 14).
 
 The design is :class:`assay.designs.oasis.OasisDesign` — the same strata, Beta posteriors,
-instrumental distribution v (eq. 12, with its defensive share) and Hansen–Hurwitz weights —
+instrumental distribution v (eq. 12, with its defensive share and detection floors, the floors
+from the same per-stratum sums) and Hansen–Hurwitz weights —
 with the per-item arrays replaced by facts the engine gives:
 
 * **The strata and their prior.** CSF or equal-size strata from the engine's exact counts

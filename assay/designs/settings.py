@@ -101,7 +101,7 @@ class OasisSettings(DesignSettings):
     ``v_star`` 'paper' or 'rms', ``threshold`` τ of the logistic prior, ``n_bins`` of CSF,
     ``defensive`` the share d of v* taken from the prior's static v*_0 (0.5 by default since
     issue 11, so no importance weight exceeds 1/d of the prior design's), ``floors`` the
-    detection floors of the strata just below the top (:func:`assay.designs.oasis.
+    detection floors of the strata from the top down (:func:`assay.designs.oasis.
     detection_shares`; on by default since issue 11; ``defensive=0, floors=False`` with the
     other defaults is the published algorithm: :mod:`assay.designs.oasis`)."""
 

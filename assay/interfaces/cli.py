@@ -66,7 +66,7 @@ def evaluate(
                                                 show_default=False),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
     dataset: Any, id_col: Any, strata: Any, n_strata: Any, allocation: Any, epsilon: Any,
-    defensive: Any, replace: Any,
+    defensive: Any, replace: Any, floors: Any,
 ) -> None:
     """Estimate precision, recall and F1 of POOL's predictions from BUDGET labels.
 
@@ -75,7 +75,8 @@ def evaluate(
     from assay.labels.sources import label_source, simulated_panel
     from assay.formats.pool import load_pool
     check_confidence(confidence)
-    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace)
+    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace,
+                             floors)
     for option, rate in (("--fpr", fpr), ("--fnr", fnr)):
         if not 0.0 <= rate <= 1.0:
             raise AssayInputError(option, str(rate), expected="a rate in [0, 1]")
@@ -108,14 +109,15 @@ def label(
     annotator: Optional[str] = typer.Option(None, help="Your name (default: $USER)."),
     *, design: Any, seed: Any, confidence: Any, store: Any, json_out: Any, report: Any,
     dataset: Any, id_col: Any, strata: Any, n_strata: Any, allocation: Any, epsilon: Any,
-    defensive: Any, replace: Any,
+    defensive: Any, replace: Any, floors: Any,
 ) -> None:
     """Label sampled items yourself: y = match, n = no match, s = skip, u = undo, q = quit."""
     from assay.campaign import default_dataset
     from assay.formats.pool import load_pool
     from assay.labels.terminal import QuitLabelling, TerminalAnnotator
     check_confidence(confidence)
-    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace)
+    options = design_options(design, strata, n_strata, allocation, epsilon, defensive, replace,
+                             floors)
     check_run(seed, json_out, report)
     p = load_pool(pool, id_columns=id_col or None)
     who = annotator or os.environ.get("USER") or "me"

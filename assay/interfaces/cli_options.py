@@ -68,7 +68,7 @@ def design_name(design: Optional[DesignName]) -> str | None:
 
 def options_dict(strata: str, n_strata: int, allocation: str, epsilon: float | None,
              replace: bool, design: str | None = None,
-             defensive: float | None = None) -> dict[str, Any]:
+             defensive: float | None = None, floors: bool | None = None) -> dict[str, Any]:
     """The settings of every design from the command's options (each design keeps its own:
     :func:`assay.designs.settings.settings_from_options`); ``--epsilon`` is OASIS's ε when the
     design is OASIS, importance's otherwise, and None leaves each design's default."""
@@ -76,6 +76,8 @@ def options_dict(strata: str, n_strata: int, allocation: str, epsilon: float | N
             "epsilon": epsilon, "replace": replace}
     if design == "oasis":
         opts.update(oasis_epsilon=epsilon, defensive=defensive)
+    if floors is not None:
+        opts["floors"] = floors
     return opts
 
 
@@ -98,11 +100,13 @@ def _checked(option: str, settings: type[DesignSettings], field: str, value: Any
 
 def design_options(design: Optional[DesignName], strata: StrataName, n_strata: int,
                    allocation: AllocationName, epsilon: Optional[float],
-                   defensive: Optional[float], replace: bool) -> dict[str, Any]:
+                   defensive: Optional[float], replace: bool,
+                   floors: Optional[bool] = None) -> dict[str, Any]:
     """The design options of ``evaluate`` and ``label`` checked (by the settings: ``--epsilon``
     as OASIS's ε with ``--design oasis``, else importance's; ``--defensive`` only with
-    ``--design oasis``; ``--n-strata`` ≥ 1 by its typer option) and turned into the options
-    dict of :func:`options_dict`."""
+    ``--design oasis``; ``--floors/--no-floors`` only with ``--design stratified`` or
+    ``oasis``; ``--n-strata`` ≥ 1 by its typer option) and turned into the options dict of
+    :func:`options_dict`."""
     name = design_name(design)
     _checked("--epsilon", OasisSettings if name == "oasis" else ImportanceSettings, "epsilon",
              epsilon)
@@ -110,7 +114,12 @@ def design_options(design: Optional[DesignName], strata: StrataName, n_strata: i
     if defensive is not None and name != "oasis":
         raise AssayInputError("--defensive", f"{defensive} with --design {name or 'auto'}",
                               expected="--design oasis")
-    return options_dict(strata.value, n_strata, allocation.value, epsilon, replace, name, defensive)
+    if floors is not None and name not in ("stratified", "oasis"):
+        raise AssayInputError("--floors" if floors else "--no-floors",
+                              f"with --design {name or 'auto'}",
+                              expected="--design stratified or oasis")
+    return options_dict(strata.value, n_strata, allocation.value, epsilon, replace, name,
+                        defensive, floors)
 
 
 def check_run(seed: int, json_out: Optional[Path], report: Optional[Path]) -> None:
@@ -150,8 +159,12 @@ EPSILON_OPT = typer.Option(None, help="Importance and OASIS: weight of the unifo
                                       f"{OasisSettings.epsilon} for OASIS).", show_default=False)
 DEFENSIVE_OPT = typer.Option(None, help="OASIS: share d of v* taken from the prior's static "
                                         "v*_0, in [0, 1), so no weight exceeds 1/d of the prior "
-                                        f"design's (default {OasisSettings.defensive}; 0 is the "
-                                        "published algorithm).", show_default=False)
+                                        f"design's (default {OasisSettings.defensive}; 0 with "
+                                        "--no-floors is the published algorithm).",
+                              show_default=False)
+FLOORS_OPT = typer.Option(None, "--floors/--no-floors",
+                          help="Stratified and OASIS: detection floors for the strata from the "
+                               "top of the ranking down (default on).", show_default=False)
 REPLACE_OPT = typer.Option(False, help="Passive: sample with replacement.")
 
 # keyword-only parameter name → (annotation, typer option): what ``run_options`` declares
@@ -162,7 +175,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "dataset": (Optional[str], DATASET_OPT), "id_col": (Optional[list[str]], ID_OPT),
     "strata": (StrataName, STRATA_OPT), "n_strata": (int, N_STRATA_OPT),
     "allocation": (AllocationName, ALLOCATION_OPT), "epsilon": (Optional[float], EPSILON_OPT),
-    "defensive": (Optional[float], DEFENSIVE_OPT), "replace": (bool, REPLACE_OPT)}
+    "defensive": (Optional[float], DEFENSIVE_OPT), "replace": (bool, REPLACE_OPT),
+    "floors": (Optional[bool], FLOORS_OPT)}
 
 
 def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
