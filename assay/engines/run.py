@@ -210,7 +210,8 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                 st.record(dataset, [Judgment(key, annotator, v)])
         draws.append(d)
         draw_labels.append(v)
-        if d.index in labelled:
+        if d.index in labelled:                     # OASIS counts every draw in its posterior
+            des.update(d, v)                        # and running sums, as a Campaign feeds it
             continue
         labelled[d.index] = v
         des.update(d, v)                            # adaptive designs (auto) learn from it

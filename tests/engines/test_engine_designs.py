@@ -212,3 +212,19 @@ def test_probability_column_is_the_prior(tmp_path, design):
                                     probability="probability")
     without = EngineStratifiedDesign(mem, 300, np.random.default_rng(0), 0)
     assert not np.allclose(with_p._weights, without._weights)
+
+
+def test_engine_oasis_learns_from_every_draw_as_in_memory(monkeypatch):
+    """OASIS's posterior counts and running sums take every draw, repeats included (a
+    Campaign feeds each draw to ``update``); the engine loop fed only an item's first label,
+    so on an engine OASIS was another adaptive design (review of session 13)."""
+    from assay.designs.oasis_engine import EngineOasisDesign
+    calls = []
+    real = EngineOasisDesign.update
+    monkeypatch.setattr(EngineOasisDesign, "update",
+                        lambda self, d, v: (calls.append(d.index), real(self, d, v))[1])
+    df = _generated("int", 3000, seed=4)
+    res = evaluate_on_engine(MemoryEngine(df.drop(columns=["label"])), df[["id", "label"]],
+                             "oasis", 200, 5)
+    assert len(res.draws) > res.labels_used == 200       # OASIS draws items again
+    assert len(calls) == len(res.draws)
