@@ -136,182 +136,18 @@ the setting existed replays so).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
-from assay.core.allocation import DETECT_MISS, DETECT_SHARE, detection_floor, floored_allocation
 from assay.designs.base import Design, Draw
+from assay.designs.oasis_model import (DEFAULT_DEFENSIVE, DEFAULT_PRIOR_STRENGTH, STRATA_METHODS,
+                                       V_STAR_FORMS, OasisInit, _check_args, defensive_mixture,
+                                       detection_shares, epsilon_greedy, initial_f, initialise,
+                                       logistic, optimal_stratum_weights, posterior_mean,
+                                       rescaled_logistic, split_halves)
 from assay.core.strata import Strata, csf_strata, equal_size_strata
 from assay.core.types import Kind
-
-DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
-DEFAULT_DEFENSIVE = 0.5          # share of v drawn from the prior's static v* (issue 11)
-V_STAR_FORMS = ("paper", "rms")
-STRATA_METHODS = ("csf", "equal")
-
-
-def logistic(x: np.ndarray) -> np.ndarray:
-    """1/(1 + e^−x) without overflow (seed 002, Algorithm 2 line 6)."""
-    return expit(np.asarray(x, dtype=np.float64))
-
-
-def rescaled_logistic(score: np.ndarray, eps: float = 0.01) -> np.ndarray:
-    """oasis 0.1.3's ``scores_to_probs``: logistic(c·s) with c = log((1−ε)/ε)/max|s|, so the most
-    extreme score maps to ε or 1 − ε. Not in the paper (Algorithm 2 uses the plain logistic);
-    offered so a caller can reproduce the package's prior."""
-    s = np.asarray(score, dtype=np.float64)
-    extreme = float(np.max(np.abs(s))) if s.size else 0.0
-    scale = math.log((1.0 - eps) / eps) / extreme if extreme > 0 else 1.0
-    return logistic(scale * s)
-
-
-def initial_f(alpha: float, sizes: np.ndarray, pi0: np.ndarray, lam: np.ndarray) -> float:
-    """F̂_α^(0) from stratum means (seed 002, Algorithm 2 line 10); 0.5 when 0/0 (as the
-    package)."""
-    num = float(np.sum(sizes * pi0 * lam))
-    den = alpha * float(np.sum(sizes * lam)) + (1.0 - alpha) * float(np.sum(sizes * pi0))
-    return num / den if den > 0 else 0.5
-
-
-def optimal_stratum_weights(alpha: float, f: float, pi: np.ndarray, lam: np.ndarray,
-                            omega: np.ndarray, form: str = "paper") -> np.ndarray:
-    """Normalised stratified asymptotically optimal distribution v* (seed 002, after eq. 11).
-
-    ``form="paper"``: v*_k ∝ ω_k[(1−α)(1−λ_k)F√π_k + λ_k√((αF)²(1−π_k) + (1−F)²π_k)].
-    ``form="rms"`` (oasis 0.1.3): v*_k ∝ ω_k√(λ_k[(αF)²(1−π_k) + (1−F)²π_k] +
-    (1−λ_k)(1−α)²F²π_k). Falls back to ω when every weight is zero (e.g. F̂ = 0 and π̂ = 0 on
-    the predicted positives), so that v stays a distribution.
-    """
-    p1 = np.clip(pi, 0.0, 1.0)
-    pos = (alpha * f) ** 2 * (1.0 - p1) + (1.0 - f) ** 2 * p1
-    neg = ((1.0 - alpha) * f) ** 2 * p1
-    if form == "paper":
-        raw = omega * ((1.0 - lam) * np.sqrt(neg) + lam * np.sqrt(pos))
-    elif form == "rms":
-        raw = omega * np.sqrt(lam * pos + (1.0 - lam) * neg)
-    else:
-        raise ValueError(f"unknown v_star form {form!r} (expected one of {V_STAR_FORMS})")
-    total = float(raw.sum())
-    return raw / total if total > 0 and math.isfinite(total) else omega / omega.sum()
-
-
-def epsilon_greedy(v_star: np.ndarray, omega: np.ndarray, epsilon: float) -> np.ndarray:
-    """v = ε ω + (1 − ε) v* (seed 002, eq. 12)."""
-    return epsilon * omega + (1.0 - epsilon) * v_star
-
-
-def defensive_mixture(v_star: np.ndarray, v_prior: np.ndarray, share: float) -> np.ndarray:
-    """(1 − d) v* + d v*_0: the adaptive v* mixed with the static v*_0 of the prior (v* at
-    π̂^(0), F̂^(0)), so no stratum's probability falls below d times what the prior alone
-    gives it and every weight ω_k/v_k stays within 1/d of the prior design's (Hesterberg
-    1995; Owen & Zhou 2000).
-
-    >>> defensive_mixture(np.array([1.0, 0.0]), np.array([0.5, 0.5]), 0.5).tolist()
-    [0.75, 0.25]
-    """
-    return (1.0 - share) * v_star + share * v_prior
-
-
-def posterior_mean(ones: np.ndarray, zeros: np.ndarray, gamma1: np.ndarray, gamma0: np.ndarray,
-                   decaying: bool) -> np.ndarray:
-    """π̂_k = Γ_1k/(Γ_1k + Γ_0k) (seed 002, eq. 11) with Γ = prior + counts (eq. 10).
-
-    ``gamma1``/``gamma0`` are the prior pseudo-counts of labels 1 and 0. With ``decaying`` the
-    prior column is multiplied by 1/n_k, n_k the number of labels drawn from stratum k so far
-    (Remark 4; 1 before the first).
-    """
-    scale = 1.0 / np.maximum(ones + zeros, 1.0) if decaying else 1.0
-    a = ones + scale * gamma1
-    b = zeros + scale * gamma0
-    return a / (a + b)
-
-
-def split_halves(strata: Strata) -> tuple[Strata, np.ndarray]:
-    """Each stratum of two or more items cut into two interleaved halves (its items at even and
-    at odd places of its score order), and each half's sibling (the other half; a one-item
-    stratum is its own). Deterministic: no random number is used.
-
-    >>> st = Strata(np.array([4, 3, 2, 1, 0]), np.array([0, 4, 5]))
-    >>> halves, sib = split_halves(st)
-    >>> [halves.members(h).tolist() for h in range(halves.count)], sib.tolist()
-    ([[4, 2], [3, 1], [0]], [1, 0, 2])
-    """
-    parts: list[np.ndarray] = []
-    sibling: list[int] = []
-    for h in range(strata.count):
-        seg = strata.members(h)
-        if seg.shape[0] < 2:
-            sibling.append(len(parts))
-            parts.append(seg)
-            continue
-        sibling += [len(parts) + 1, len(parts)]
-        parts += [seg[0::2], seg[1::2]]
-    order = np.concatenate(parts).astype(strata.order.dtype, copy=False)
-    bounds = np.concatenate([[0], np.cumsum([p.shape[0] for p in parts])]).astype(np.int64)
-    return Strata(order, bounds, strata.method), np.array(sibling, dtype=np.int64)
-
-
-def detection_shares(budget: int, sizes: np.ndarray, positives: np.ndarray, s1: np.ndarray,
-                     s0: np.ndarray, alpha: float) -> np.ndarray:
-    """φ_k: the share of draws that OASIS's detection floors give stratum k whatever its
-    labels say (issue 11), from per-stratum sums only (N_k, predicted positives, Σ prior over
-    predicted positives ``s1`` and negatives ``s0``, as
-    :func:`assay.designs.stratified.neyman_weights`).
-
-    The floors are the stratified design's (:func:`assay.core.allocation.floored_allocation`
-    for a budget of ``budget`` labels): from the top of the ranking down, while the
-    anticipated variance of the Neyman allocation grows by at most a quarter, each stratum
-    gets the labels that see at least one of a tenth of the predicted positives with
-    probability 0.9 if it held them (:func:`assay.core.allocation.detection_floor`). Where
-    the stratified design meets a floor with its Neyman share, OASIS's adaptive v need not
-    (it starves a stratum whose first labels showed no match: Remark 4), so every stratum
-    from the top down to the last one granted gets φ_k = floor_k/budget.
-
-    >>> detection_shares(500, np.array([400, 460, 1000, 30000]), np.array([150, 0, 0, 0]),
-    ...                  np.array([120.0, 0, 0, 0]), np.array([30.0, 10.0, 5.0, 5.0]),
-    ...                  0.0).round(3).tolist()
-    [0.122, 0.14, 0.0, 0.0]
-    """
-    from assay.designs.stratified import neyman_weights
-    sizes = np.asarray(sizes, dtype=np.int64)
-    pp = np.asarray(positives, dtype=np.float64)
-    budget = int(min(budget, int(sizes.sum())))
-    phi = np.zeros(sizes.shape[0])
-    matches = DETECT_SHARE * float(pp.sum())
-    if budget <= 0 or matches <= 0:
-        return phi
-    w = neyman_weights(sizes, pp, np.asarray(s1, float), np.asarray(s0, float), alpha)
-    n = floored_allocation(budget, sizes, w, matches)
-    for h in range(sizes.shape[0]):
-        f = detection_floor(int(sizes[h]), matches, DETECT_MISS)
-        if n[h] < f:
-            break
-        phi[h] = f / budget
-    return phi
-
-
-@dataclass(frozen=True)
-class OasisInit:
-    """The outcome of seed 002's Algorithm 2 on a set of strata."""
-
-    pi0: np.ndarray      # π̂^(0): mean prior probability per stratum
-    lam: np.ndarray      # λ_k: mean prediction per stratum
-    f0: float            # F̂_α^(0)
-
-
-def initialise(strata: Strata, prior: np.ndarray, predictions: np.ndarray,
-               alpha: float) -> OasisInit:
-    """Seed 002, Algorithm 2: stratum means of the prior probabilities and predictions, and the
-    initial F-measure guess."""
-    sizes = strata.sizes.astype(np.float64)
-    label = strata.codes   # one scatter, then two sequential weighted counts
-    pi0 = np.clip(np.bincount(label, weights=prior, minlength=strata.count) / sizes, 0.0, 1.0)
-    lam = np.bincount(label, weights=predictions, minlength=strata.count) / sizes
-    return OasisInit(pi0, lam, initial_f(alpha, sizes, pi0, lam))
 
 
 class OasisDesign(Design):
@@ -552,22 +388,6 @@ class OasisDesign(Design):
                  "labels_drawn": int(self.ones[h] + self.zeros[h]),
                  "instrumental_probability": float(v[h])}
                 for h in range(self.strata.count)]
-
-
-def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
-                prior_strength: float | None, v_star: str) -> None:
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    if not 0.0 < epsilon <= 1.0:
-        raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
-    if int(n_strata) < 1:
-        raise ValueError(f"n_strata must be at least 1, got {n_strata}")
-    if strata not in STRATA_METHODS:
-        raise ValueError(f"unknown stratification {strata!r} (expected 'csf' or 'equal')")
-    if prior_strength is not None and not prior_strength > 0:
-        raise ValueError(f"prior_strength must be positive, got {prior_strength}")
-    if v_star not in V_STAR_FORMS:
-        raise ValueError(f"unknown v_star form {v_star!r} (expected 'paper' or 'rms')")
 
 
 __all__ = ["OasisDesign", "OasisInit", "epsilon_greedy", "initial_f", "initialise", "logistic",
