@@ -24,6 +24,7 @@ from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, Seg
                                 prefix_by_thresholds)
 from assay.engines.duck_io import _Watch, gold_lookup, open_pool
 from assay.engines.duck_sums import BinRanks, PriorSums
+from assay.engines.locate import BINS, MAX_SPLITS, place_keys, plan_bins
 from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
                                    hash_sql, key_sql, quote)
 from assay.engines.validate import fingerprint_of, pick_id_columns
@@ -36,9 +37,7 @@ except ImportError as exc:  # pragma: no cover - duckdb is a dependency
 
 _INT = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
 _NUMERIC = _INT | {"HUGEINT", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
-BINS = 1 << 16
 CASE_EDGES = 32     # more edges than this: segment counts by bins, not by one CASE
-MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most (_locate)
 
 
 def _numeric(t: str) -> bool:
@@ -224,49 +223,22 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
         else:
             rows = self._sql(f"SELECT {b} AS b, count(*), min(__s), max(__s) FROM {src} "
                              f"WHERE {where} GROUP BY b ORDER BY b", p).fetchall()
-        bins = np.array([x[0] for x in rows], dtype=np.int64)
-        counts = np.array([x[1] for x in rows], dtype=np.int64)
-        first = np.concatenate([[0], np.cumsum(counts)])
-        which = np.searchsorted(first, ranks, side="right") - 1
-        small: list[int] = []
-        for j in np.unique(which):
-            sel = which == j
-            local = ranks[sel] - first[j]
-            sub = f"({where}) AND {b} = {int(bins[j])}"
-            if counts[j] > self.fetch_limit:
-                self._locate(sub, p, float(rows[j][2]), float(rows[j][3]), int(counts[j]),
-                             local, slots[sel], score, tie, level + 1, shift)
-            else:
-                small.append(int(j))
-        # bins that fit one by one but together hold more rows than one fetch may bring (the
-        # grid's ranks in a pool of 10^9 rows: ~10^7, memory growing with the pool): one finer
-        # grid over those whose scores differ, S cells a bin so ~BINS cells in all (one more
-        # pass), then only the cells holding the ranks are fetched
-        split = [j for j in small if rows[j][2] < rows[j][3]]
-        lo_u = min((float(rows[j][2]) for j in split), default=0.0)
-        hi_u = max((float(rows[j][3]) for j in split), default=0.0)
-        sc = float(p.get(f"sc{level}", 0.0)) * max(2, BINS // max(1, len(split)))
-        if shift is None and level < MAX_SPLITS and (hi_u - lo_u) * sc < 2.0 ** 53 and \
-                int(counts[split].sum()) > self.fetch_limit:
-            in_list = ", ".join(str(int(bins[j])) for j in split)
-            before = np.concatenate([[0], np.cumsum(counts[split])])
-            sel = np.isin(which, split)
-            at = np.searchsorted(split, which[sel])
-            self._locate(f"({where}) AND {b} IN ({in_list})", p, lo_u, hi_u, int(before[-1]),
-                         before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
-                         level + 1, None, sc)
-            gone = set(split)
-            small = [j for j in small if j not in gone]
-        if small:   # the bins that fit: one query for all of them
-            in_list = ", ".join(str(int(bins[j])) for j in small)
+        plan = plan_bins(rows, ranks, self.fetch_limit, level, shift,
+                         float(p.get(f"sc{level}", 0.0)))
+        for j in plan.big:
+            sel, local = plan.local(j, ranks)
+            self._locate(f"({where}) AND {b} = {int(plan.bins[j])}", p, float(rows[j][2]),
+                         float(rows[j][3]), int(plan.counts[j]), local, slots[sel], score, tie,
+                         level + 1, shift)
+        f = plan.finer     # bins that fit one by one but not together (memory bounded in N)
+        if f is not None:
+            self._locate(f"({where}) AND {b} IN ({', '.join(map(str, f.bins))})", p, f.lo,
+                         f.hi, f.rows, f.ranks, slots[f.held], score, tie, level + 1, None,
+                         f.scale)
+        if plan.small:   # the bins that fit: one query for all of them
+            in_list = ", ".join(str(int(plan.bins[j])) for j in plan.small)
             s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", p, extra=b)
-            for j in small:
-                sel = which == j
-                mine = bb == bins[j]
-                s_j, t_j = s[mine], t[mine]
-                order = np.lexsort((t_j, -s_j))
-                local = ranks[sel] - first[j]
-                score[slots[sel]], tie[slots[sel]] = s_j[order[local]], t_j[order[local]]
+            place_keys(plan, ranks, slots, s, t, bb, score, tie)
 
     def _fetch_keys(self, where: str, params: dict, extra: str | None = None) -> Any:
         cols = "__s, __t" + (f", {extra}" if extra else "")

@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 
 from assay.engines.base import OrderKeys
+from assay.engines.locate import BINS, MAX_SPLITS, place_keys, plan_bins
 from assay.engines.spark_sql import dbl, words
 
-BINS = 1 << 16
-MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most (_locate), as on DuckDB
 
 
 class SparkQuantiles:
@@ -73,48 +72,20 @@ class SparkQuantiles:
         src = self._keyed(where).withColumn("__b", F.expr(b))
         rows = sorted(self._collect(src.groupBy("__b").agg(
             F.count(F.lit(1)), F.min("__s"), F.max("__s")), "quantiles"))
-        bins = np.array([x[0] for x in rows], dtype=np.int64)
-        counts = np.array([x[1] for x in rows], dtype=np.int64)
-        first = np.concatenate([[0], np.cumsum(counts)])
-        which = np.searchsorted(first, ranks, side="right") - 1
-        small: list[int] = []
-        for j in np.unique(which):
-            sel = which == j
-            if counts[j] > self.fetch_limit:
-                self._locate(f"({where}) AND {b} = {int(bins[j])}", float(rows[j][2]),
-                             float(rows[j][3]), int(counts[j]), ranks[sel] - first[j],
-                             slots[sel], score, tie, level + 1, shift)
-            else:
-                small.append(int(j))
-        # bins that fit one by one but together hold more rows than one fetch may bring (the
-        # grid's ranks in a pool of 10^9 rows: ~10^7): one finer grid over those whose scores
-        # differ, S cells a bin so ~BINS cells in all (one more pass), then only the cells
-        # holding the ranks are fetched (DuckDB's rule, :meth:`DuckDBEngine._locate`)
-        split = [j for j in small if rows[j][2] < rows[j][3]]
-        lo_u = min((float(rows[j][2]) for j in split), default=0.0)
-        hi_u = max((float(rows[j][3]) for j in split), default=0.0)
-        fine = sc * max(2, BINS // max(1, len(split)))
-        if shift is None and level < MAX_SPLITS and (hi_u - lo_u) * fine < 2.0 ** 53 and \
-                int(counts[split].sum()) > self.fetch_limit:
-            in_list = ", ".join(str(int(bins[j])) for j in split)
-            before = np.concatenate([[0], np.cumsum(counts[split])])
-            sel = np.isin(which, split)
-            at = np.searchsorted(split, which[sel])
-            self._locate(f"({where}) AND {b} IN ({in_list})", lo_u, hi_u, int(before[-1]),
-                         before[at] + ranks[sel] - first[which[sel]], slots[sel], score, tie,
-                         level + 1, None, fine)
-            gone = set(split)
-            small = [j for j in small if j not in gone]
-        if small:   # the bins that fit: one query for all of them
-            in_list = ", ".join(str(int(bins[j])) for j in small)
+        plan = plan_bins(rows, ranks, self.fetch_limit, level, shift, sc)
+        for j in plan.big:
+            sel, local = plan.local(j, ranks)
+            self._locate(f"({where}) AND {b} = {int(plan.bins[j])}", float(rows[j][2]),
+                         float(rows[j][3]), int(plan.counts[j]), local, slots[sel], score, tie,
+                         level + 1, shift)
+        f = plan.finer     # bins that fit one by one but not together: DuckDB's rule
+        if f is not None:
+            self._locate(f"({where}) AND {b} IN ({', '.join(map(str, f.bins))})", f.lo, f.hi,
+                         f.rows, f.ranks, slots[f.held], score, tie, level + 1, None, f.scale)
+        if plan.small:   # the bins that fit: one query for all of them
+            in_list = ", ".join(str(int(plan.bins[j])) for j in plan.small)
             s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", extra=b)
-            for j in small:
-                sel = which == j
-                mine = bb == bins[j]
-                s_j, t_j = s[mine], t[mine]
-                order = np.lexsort((t_j, -s_j))
-                local = ranks[sel] - first[j]
-                score[slots[sel]], tie[slots[sel]] = s_j[order[local]], t_j[order[local]]
+            place_keys(plan, ranks, slots, s, t, bb, score, tie)
 
     def _keyed(self, where: str) -> Any:
         """Rows of the region ``where``: ``__s``, ``__k``, ``__t``."""
