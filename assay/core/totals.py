@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,14 @@ class WithReplacementSample(Sample):
     item: np.ndarray | None = None
     sizes: np.ndarray | None = None
 
+    @cached_property
+    def _distinct(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(distinct items, index of each one's first draw, each draw's distinct item, draws
+        per distinct item): one sort, shared by the interval's rules."""
+        uniq, first, inverse, times = np.unique(np.asarray(self.item), return_index=True,
+                                                return_inverse=True, return_counts=True)
+        return uniq, first, inverse.reshape(-1), times
+
     def census_draws(self) -> np.ndarray | None:
         """Where every item of every stratum is labelled, the mask of each item's first draw
         (the pool, known exactly); otherwise None.
@@ -81,13 +90,12 @@ class WithReplacementSample(Sample):
         """
         if self.stratum is None or self.item is None or self.sizes is None:
             return None
-        item = np.asarray(self.item)
-        _, first = np.unique(item, return_index=True)
+        _, first, _, _ = self._distinct
         n_h = np.bincount(np.asarray(self.stratum, dtype=np.int64)[first],
                           minlength=np.asarray(self.sizes).shape[0])
         if not np.array_equal(n_h, np.asarray(self.sizes)):
             return None
-        mask = np.zeros(item.shape[0], dtype=bool)
+        mask = np.zeros(np.asarray(self.item).shape[0], dtype=bool)
         mask[first] = True
         return mask
 
@@ -104,12 +112,12 @@ class WithReplacementSample(Sample):
         """
         if self.stratum is None or self.item is None or self.sizes is None:
             return None
-        item, stratum = np.asarray(self.item), np.asarray(self.stratum, dtype=np.int64)
-        uniq, first, times = np.unique(item, return_index=True, return_counts=True)
+        stratum = np.asarray(self.stratum, dtype=np.int64)
+        _, first, inverse, times = self._distinct
         size = np.asarray(self.sizes, dtype=np.float64)
         n_h = np.bincount(stratum[first], minlength=size.shape[0]).astype(np.float64)
         free = np.where(n_h < size, 1.0 - n_h / np.where(size > 0, size, 1.0), 0.0)
-        return free[stratum] / times[np.searchsorted(uniq, item)]
+        return free[stratum] / times[inverse]
 
     def total(self, values: np.ndarray) -> Total:
         v, vector = _columns(values)

@@ -240,6 +240,8 @@ class OasisDesign(Design):
         if not hasattr(self, "_labelled"):
             self._labelled = np.zeros(k)          # distinct items labelled per stratum
             self._items: set[int] = set()
+        self._live = np.where(self._labelled < self._floor_n, self.phi, 0.0)
+        self._any_live = bool(self._live.any())
         self._v = None
 
     def active_floors(self) -> np.ndarray:
@@ -250,7 +252,7 @@ class OasisDesign(Design):
         the labels from the strata it was to protect (review of session 13). The rule looks
         at the draws' items only, never at their labels, so every draw's v is still known
         when it is made."""
-        return np.where(self._labelled < self._floor_n, self.phi, 0.0)
+        return self._live.copy()
 
     def extend(self, budget: int) -> None:
         """A larger budget: the detection floors of the new budget apply from the next draw
@@ -313,9 +315,8 @@ class OasisDesign(Design):
             if self.defensive > 0.0:
                 v_star = defensive_mixture(v_star, self.v_prior, self.defensive)
             v = epsilon_greedy(v_star, self.omega, self.epsilon)
-            phi = self.active_floors()
-            if float(phi.sum()) > 0.0:
-                v = np.maximum(v, phi)
+            if self._any_live:
+                v = np.maximum(v, self._live)
                 v = v / v.sum()
             self._v = v
             cum = np.cumsum(self._v)
@@ -343,6 +344,10 @@ class OasisDesign(Design):
         if draw.index not in self._items:
             self._items.add(int(draw.index))
             self._labelled[k] += 1.0
+            if self._any_live and self._live[k] > 0.0 and \
+                    self._labelled[k] >= self._floor_n[k]:
+                self._live[k] = 0.0           # the floor is paid
+                self._any_live = bool(self._live.any())
         if ell == 1:
             self.ones[k] += 1.0
         else:
