@@ -80,6 +80,13 @@ class WithReplacementSample(Sample):
                                                 return_inverse=True, return_counts=True)
         return uniq, first, inverse.reshape(-1), times
 
+    @cached_property
+    def _labelled_per_stratum(self) -> np.ndarray:
+        """n_h: distinct items labelled in each stratum."""
+        _, first, _, _ = self._distinct
+        return np.bincount(np.asarray(self.stratum, dtype=np.int64)[first],
+                           minlength=np.asarray(self.sizes).shape[0])
+
     def census_draws(self) -> np.ndarray | None:
         """Where every item of every stratum is labelled, the mask of each item's first draw
         (the pool, known exactly); otherwise None.
@@ -90,11 +97,9 @@ class WithReplacementSample(Sample):
         """
         if self.stratum is None or self.item is None or self.sizes is None:
             return None
-        _, first, _, _ = self._distinct
-        n_h = np.bincount(np.asarray(self.stratum, dtype=np.int64)[first],
-                          minlength=np.asarray(self.sizes).shape[0])
-        if not np.array_equal(n_h, np.asarray(self.sizes)):
+        if not np.array_equal(self._labelled_per_stratum, np.asarray(self.sizes)):
             return None
+        _, first, _, _ = self._distinct
         mask = np.zeros(np.asarray(self.item).shape[0], dtype=bool)
         mask[first] = True
         return mask
@@ -113,9 +118,9 @@ class WithReplacementSample(Sample):
         if self.stratum is None or self.item is None or self.sizes is None:
             return None
         stratum = np.asarray(self.stratum, dtype=np.int64)
-        _, first, inverse, times = self._distinct
+        _, _, inverse, times = self._distinct
         size = np.asarray(self.sizes, dtype=np.float64)
-        n_h = np.bincount(stratum[first], minlength=size.shape[0]).astype(np.float64)
+        n_h = self._labelled_per_stratum.astype(np.float64)
         free = np.where(n_h < size, 1.0 - n_h / np.where(size > 0, size, 1.0), 0.0)
         return free[stratum] / times[inverse]
 

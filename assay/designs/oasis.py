@@ -128,8 +128,9 @@ the stratified design's:
 
 Measured (``bench/out/oasis_floors2_s13.md``; a first version, floors held all run:
 ``oasis_floors_s13.md`` and ``oasis_floors_s13_table.md``; the 30 cells of
-``bench/adversarial.py``, 200 repetitions, seeds 1000–1199): see BENCHMARKS.md, "Session 13". ``floors=False`` gives session 12's design (a run stored before
-the setting existed replays so).
+``bench/adversarial.py``, 200 repetitions, seeds 1000–1199): see BENCHMARKS.md, "Session
+13". ``floors=False`` gives session 12's design (a run stored before the setting existed
+replays so).
 
 ``cross_fit=False`` (the default) keeps the Hansen–Hurwitz estimate of the draws;
 ``cross_fit=False, defensive=0, floors=False`` is the published algorithm.

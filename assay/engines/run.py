@@ -210,11 +210,10 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                 st.record(dataset, [Judgment(key, annotator, v)])
         draws.append(d)
         draw_labels.append(v)
-        if d.index in labelled:                     # OASIS counts every draw in its posterior
-            des.update(d, v)                        # and running sums, as a Campaign feeds it
+        des.update(d, v)    # every draw, repeats too (OASIS counts draws), as a Campaign does
+        if d.index in labelled:
             continue
         labelled[d.index] = v
-        des.update(d, v)                            # adaptive designs (auto) learn from it
         n = len(labelled)
         if n in marks or progress is not None and n % 25 == 0:
             est = engine_estimates(des, draws, draw_labels, sampler.items["prediction"]
