@@ -15,7 +15,8 @@ unfinished ones hold no document (:func:`flagged`, read by
 
 A flag is written under the campaign's queue lock (:func:`assay.service.queue._lock`: SQLite's
 ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), which every exhaustive write also takes before
-it reads the flag (:func:`live`), so no such write lands after the flag's.
+it reads the flag (:func:`live`), and every vote and undo too (shared:
+:func:`assay.service.queue._lock_shared`), so no such write lands after the flag's.
 
 A flag is live until cleared:
 

@@ -5,8 +5,11 @@ A human annotator's answer is a judgment in the label store (the campaign's data
 the annotator's login; a skip is status *skipped*), written with the vote's queue row update in
 one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`` of the row), so
 concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
-second one. The decided label is kept on the queue row; the campaign records it under its own
-annotator when its job resumes (:mod:`assay.service.jobs`).
+second one. The vote reads the annotator's flag (:mod:`assay.service.flags`) in that
+transaction, under the campaign's lock (PostgreSQL: the advisory lock, shared,
+:func:`_lock_shared`), so no vote lands after a flag's write. The decided label is kept on
+the queue row; the campaign records it under its own annotator when its job resumes
+(:mod:`assay.service.jobs`).
 
 Undo. An annotator takes back their latest answer (:func:`undo`), the deciding one included: a
 decision is held back from the jobs for :data:`UNDO_SECONDS` (:func:`settled_before`), and
@@ -187,6 +190,17 @@ def _lock(conn: Any, campaign: str) -> None:
                      {"a": _PG_QUEUE_LOCK, "c": campaign})
 
 
+def _lock_shared(conn: Any, campaign: str) -> None:
+    """:func:`_lock`'s lock taken shared, on PostgreSQL, by a vote or an undo before it reads
+    the annotator's flag: votes do not wait for one another (the queue row's ``FOR UPDATE``
+    orders the votes of an item), but a flag's write (:func:`assay.service.flags.check`, which
+    takes the lock exclusive) waits for the votes under way and they wait for it. SQLite's
+    write transactions are serial already."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock_shared(:a, hashtext(:c))"),
+                     {"a": _PG_QUEUE_LOCK, "c": campaign})
+
+
 def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
     """(open, resolved) queue items of a campaign."""
     q = queue_table
@@ -219,10 +233,13 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
 
 def _may_answer(conn: Any, camp: CampaignRow, annotator: str, what: str = "label") -> None:
     """A :class:`QueueError` (403) for the campaign's own annotator name or a flagged
-    annotator: no vote or undo of theirs is taken."""
+    annotator: no vote or undo of theirs is taken. The flag is read under the campaign's lock
+    (:func:`_lock_shared`), so a flag being written is waited for and seen, and a flag is
+    written only once the votes already past this read are committed."""
     if annotator == camp.annotator:
         raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)
     from assay.service import flags
+    _lock_shared(conn, camp.name)
     if flags.live(conn, camp.name, annotator):
         raise QueueError(flags.refusal(camp.name, annotator, what), 403)
 

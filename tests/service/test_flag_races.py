@@ -1,0 +1,57 @@
+"""A flag and the votes under way (issue 15): a vote reads the annotator's flag under the
+campaign's lock, so a vote posted while a flag is being written waits for it and is refused
+(403, nothing written), on SQLite and on PostgreSQL."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import select
+
+from assay.labels.schema import judgments_table
+from assay.service import queue
+from assay.service.queue import _lock
+
+from flag_world import BACKENDS, World, store_url
+
+
+@BACKENDS
+@pytest.mark.parametrize("what", ["vote", "undo"])
+def test_a_vote_waits_for_a_flag_being_written_and_is_refused(tmp_path, request, backend,
+                                                              what):
+    """The flag is written (uncommitted) under the campaign's lock as flags.check writes it;
+    a vote (an undo) posted then waits for it, reads it and is refused with nothing written.
+    On PostgreSQL the vote read no flag (not committed yet) and was written at once when it
+    took no lock before reading it."""
+    w = World(store_url(request, tmp_path, backend), k=3)
+    queue.enqueue(w.store, w.name, ["a", "b"], 3)
+    queue.vote(w.store, w.row, "ann1", "a", 1)
+    j = judgments_table
+
+    def mine():
+        with w.store.engine.connect() as conn:
+            return conn.execute(select(j.c.item, j.c.value).where(
+                (j.c.dataset == w.row.dataset) & (j.c.annotator == "ann1"))).all()
+    before = mine()
+    got = {}
+
+    def act() -> None:
+        try:
+            if what == "vote":
+                queue.vote(w.store, w.row, "ann1", "b", 0)
+            else:
+                queue.undo(w.store, w.row, "ann1")
+            got["r"] = "written"
+        except queue.QueueError as exc:
+            got["r"] = exc
+    with w.store.engine.begin() as conn:
+        _lock(conn, w.name)
+        w.flag("ann1", conn)
+        t = threading.Thread(target=act)
+        t.start()
+        t.join(1.5)
+        assert t.is_alive(), got          # waiting for the flag's transaction
+    t.join(60)
+    assert isinstance(got["r"], queue.QueueError), got
+    assert got["r"].status == 403 and "'ann1' is flagged" in str(got["r"])
+    assert mine() == before
