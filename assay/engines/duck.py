@@ -1,6 +1,8 @@
 """The DuckDB engine: a pool in Parquet files (a path or a glob), a DuckDB table, or a table of a
 connection the user passes in — read where it lies, never loaded whole. All of assay's SQL for
-DuckDB is in this module (and the hash's expressions in :mod:`assay.engines.hashing`).
+DuckDB is in this module and its mixins (:mod:`assay.engines.duck_quantiles`: the keys at
+ranks; :mod:`assay.engines.duck_sums`: prior sums, ranks of many items; :mod:`assay.engines.
+duck_io`: opening a pool, gold labels), the hash's expressions in :mod:`assay.engines.hashing`.
 
 Passes (each one scan): ``describe`` (validation, score range, fingerprint), ``score_histogram``,
 ``keys_at_ranks`` (a 65,536-bin histogram, then the rows of the bins holding the ranks; a bin
@@ -23,8 +25,10 @@ import pandas as pd
 from assay.engines.base import (PREFIX_COLUMNS, Engine, OrderKeys, PoolInfo, SegmentCounts,
                                 prefix_by_thresholds)
 from assay.engines.duck_io import _Watch, gold_lookup, open_pool
+from assay.engines.duck_quantiles import DuckQuantiles
 from assay.engines.duck_sums import BinRanks, PriorSums
-from assay.engines.locate import BINS, MAX_SPLITS, place_keys, plan_bins
+# MAX_SPLITS, place_keys, plan_bins: still importable from here, as before duck_quantiles
+from assay.engines.locate import BINS, MAX_SPLITS, place_keys, plan_bins  # noqa: F401
 from assay.engines.hashing import (FINGERPRINT_SEEDS, MASK, ORDER_SEED, check_seed, hash64,
                                    hash_sql, key_sql, quote)
 from assay.engines.validate import fingerprint_of, pick_id_columns
@@ -44,7 +48,7 @@ def _numeric(t: str) -> bool:
     return t in _NUMERIC or t.startswith("DECIMAL")
 
 
-class DuckDBEngine(BinRanks, PriorSums, Engine):
+class DuckDBEngine(DuckQuantiles, BinRanks, PriorSums, Engine):
     """A pool on DuckDB. ``source``: a Parquet path or glob (``*.parquet``), or the name of a
     table or view of ``connection`` (default: a new in-memory connection; a connection passed in
     is used as it is, its settings untouched). ``fetch_limit``: most rows one query brings into
@@ -162,7 +166,7 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
     def describe(self) -> PoolInfo:
         return self._info
 
-    # -- histogram and quantiles --------------------------------------------------------------
+    # -- histogram (the keys at ranks: duck_quantiles.DuckQuantiles) -----------------------
     def score_histogram(self, bins: int) -> tuple[np.ndarray, np.ndarray]:
         info = self.describe()
         edges = info.histogram_edges(bins)
@@ -179,75 +183,6 @@ class DuckDBEngine(BinRanks, PriorSums, Engine):
         for i, c in rows:
             counts[int(i)] = int(c)
         return counts, edges
-
-    def keys_at_ranks(self, ranks: np.ndarray) -> OrderKeys:
-        r = np.asarray(ranks, dtype=np.int64)
-        n = self.describe().rows
-        if r.size and (r.min() < 0 or r.max() >= n):
-            raise ValueError(f"ranks must lie in [0, {n})")
-        uniq, inverse = np.unique(r, return_inverse=True)
-        score, tie = np.empty(uniq.size), np.empty(uniq.size, dtype=np.uint64)
-        info = self.describe()
-        self._locate("TRUE", {}, info.score_min, info.score_max, n, uniq,
-                     np.arange(uniq.size), score, tie, level=0)
-        return OrderKeys(score[inverse], tie[inverse])
-
-    def _locate(self, where: str, params: dict, lo: float, hi: float, n: int,
-                ranks: np.ndarray, slots: np.ndarray, score: np.ndarray, tie: np.ndarray,
-                level: int, shift: int | None = None, scale: float | None = None) -> None:
-        """Fill ``score``/``tie`` at ``slots`` with the keys at ``ranks`` (ranks within the
-        region ``where``, which holds ``n`` rows whose scores lie in [lo, hi]). ``scale``: cells
-        per unit of score of the region's grid (default: :data:`BINS` cells over [lo, hi])."""
-        if lo == hi:    # every score equal: split by the tie hash, 16 bits at a time
-            shift = 48 if shift is None else shift - 16
-        if n <= self.fetch_limit or (shift is not None and shift < 0):
-            s, t = self._fetch_keys(where, params)
-            order = np.lexsort((t, -s))
-            score[slots], tie[slots] = s[order[ranks]], t[order[ranks]]
-            return
-        p = dict(params)
-        if shift is None and scale is not None:     # a finer grid over several bins: −cell
-            p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(scale)
-            b = f"(-CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT))"
-            src = self._base
-        elif shift is None:     # split by score: bin 0 holds the highest scores
-            p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(BINS / (hi - lo))
-            b = (f"({BINS - 1} - least(CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT), "
-                 f"{BINS - 1}))")
-            src = self._base
-        else:
-            b = f"CAST((__t >> {shift}) & 65535 AS BIGINT)"
-            src = f"(SELECT *, {self._tie} AS __t FROM {self._base})"
-        if level == 0 and shift is None and where == "TRUE":   # the kept fine bins, mirrored
-            rows = sorted((BINS - 1 - int(x[0]), x[1], x[3], x[4]) for x in self._fine_bins()[0])
-        else:
-            rows = self._sql(f"SELECT {b} AS b, count(*), min(__s), max(__s) FROM {src} "
-                             f"WHERE {where} GROUP BY b ORDER BY b", p).fetchall()
-        plan = plan_bins(rows, ranks, self.fetch_limit, level, shift,
-                         float(p.get(f"sc{level}", 0.0)))
-        for j in plan.big:
-            sel, local = plan.local(j, ranks)
-            self._locate(f"({where}) AND {b} = {int(plan.bins[j])}", p, float(rows[j][2]),
-                         float(rows[j][3]), int(plan.counts[j]), local, slots[sel], score, tie,
-                         level + 1, shift)
-        f = plan.finer     # bins that fit one by one but not together (memory bounded in N)
-        if f is not None:
-            self._locate(f"({where}) AND {b} IN ({', '.join(map(str, f.bins))})", p, f.lo,
-                         f.hi, f.rows, f.ranks, slots[f.held], score, tie, level + 1, None,
-                         f.scale)
-        if plan.small:   # the bins that fit: one query for all of them
-            in_list = ", ".join(str(int(plan.bins[j])) for j in plan.small)
-            s, t, bb = self._fetch_keys(f"({where}) AND {b} IN ({in_list})", p, extra=b)
-            place_keys(plan, ranks, slots, s, t, bb, score, tie)
-
-    def _fetch_keys(self, where: str, params: dict, extra: str | None = None) -> Any:
-        cols = "__s, __t" + (f", {extra}" if extra else "")
-        df = self._sql(f"SELECT {cols} FROM (SELECT *, {self._tie} AS __t FROM {self._base}) "
-                       f"WHERE {where}", params).fetchnumpy()
-        vals = list(df.values())
-        s = np.asarray(vals[0], dtype=np.float64)
-        t = np.asarray(vals[1], dtype=np.uint64)
-        return (s, t) if extra is None else (s, t, np.asarray(vals[2], dtype=np.int64))
 
     # -- strata -------------------------------------------------------------------------------
     def _stratum_sql(self, edges: OrderKeys) -> tuple[str, dict]:

@@ -1,6 +1,6 @@
 """The DuckDB engine's helpers beside the engine: the watcher that reports a query's progress,
 opening a pool named on the command line, and reading a gold file's labels for given items.
-(All of assay's SQL for DuckDB lives in :mod:`assay.engines.duck` and here.)
+(All of assay's SQL for DuckDB lives in :mod:`assay.engines.duck`, its mixins and here.)
 """
 from __future__ import annotations
 
