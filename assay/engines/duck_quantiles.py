@@ -29,7 +29,17 @@ from typing import Any
 import numpy as np
 
 from assay.engines.base import OrderKeys
-from assay.engines.locate import BINS, place_keys, plan_bins
+from assay.engines.locate import BINS, CELL_CLAMP, place_keys, plan_bins
+
+
+def _clamped(x: str) -> str:
+    """floor(x) as a BIGINT, x clamped to ±:data:`~assay.engines.locate.CELL_CLAMP` first
+    (a row outside the region at an extreme score: no overflow, no cell of the region).
+
+    >>> _clamped("__s")
+    'CAST(floor(greatest(least(__s, 1e+17), -1e+17)) AS BIGINT)'
+    """
+    return f"CAST(floor(greatest(least({x}, {CELL_CLAMP!r}), {-CELL_CLAMP!r})) AS BIGINT)"
 
 
 class DuckQuantiles:
@@ -64,12 +74,11 @@ class DuckQuantiles:
         p = dict(params)
         if shift is None and scale is not None:     # a finer grid over several bins: −cell
             p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(scale)
-            b = f"(-CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT))"
+            b = f"(-{_clamped(f'(__s - $lo{level}) * $sc{level}')})"
             src = self._base
         elif shift is None:     # split by score: bin 0 holds the highest scores
             p[f"lo{level}"], p[f"sc{level}"] = float(lo), float(BINS / (hi - lo))
-            b = (f"({BINS - 1} - least(CAST(floor((__s - $lo{level}) * $sc{level}) AS BIGINT), "
-                 f"{BINS - 1}))")
+            b = f"({BINS - 1} - least({_clamped(f'(__s - $lo{level}) * $sc{level}')}, {BINS - 1}))"
             src = self._base
         else:
             b = f"CAST((__t >> {shift}) & 65535 AS BIGINT)"

@@ -10,6 +10,14 @@ all (one more pass, at most :data:`MAX_SPLITS` levels), so that only the cells h
 ranks are fetched; the rest are fetched in one query and the keys read off in (score
 descending, tie hash ascending) order.
 
+A bin's or cell's number is computed in SQL as floor((score − lo) · scale) cast to a 64-bit
+integer, clamped to ±:data:`CELL_CLAMP` before the cast (DuckDB: every split by score; Spark:
+the finer grid's cells): a row outside the region (a conjunct the engine evaluates before the
+region's, e.g. by DuckDB's adaptive filter order) at an extreme score (a pool spanning 1 and
+10³⁰⁰) neither overflows the cast nor lands in a cell of the region (all within ±2⁵³).
+
+>>> 2.0 ** 53 < CELL_CLAMP < 2.0 ** 63
+True
 >>> plan = plan_bins([(0, 5, 0.9, 1.0), (1, 5, 0.5, 0.8)], np.array([1, 7]), 10, 0, None, 1.0)
 >>> plan.small, plan.big, plan.finer is None
 ([0, 1], [], True)
@@ -23,6 +31,7 @@ import numpy as np
 
 BINS = 1 << 16
 MAX_SPLITS = 4      # finer grids over the bins holding quantiles, at most
+CELL_CLAMP = 1.0e17  # |a bin's or cell's number| before its bigint cast (module docstring)
 
 
 @dataclass(frozen=True)
@@ -101,4 +110,4 @@ def place_keys(plan: BinPlan, ranks: np.ndarray, slots: np.ndarray, s: np.ndarra
         score[slots[sel]], tie[slots[sel]] = s_j[order[local]], t_j[order[local]]
 
 
-__all__ = ["BINS", "BinPlan", "Finer", "MAX_SPLITS", "place_keys", "plan_bins"]
+__all__ = ["BINS", "CELL_CLAMP", "BinPlan", "Finer", "MAX_SPLITS", "place_keys", "plan_bins"]

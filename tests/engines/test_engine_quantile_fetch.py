@@ -54,3 +54,63 @@ def test_keys_at_many_ranks_with_tied_cells(tmp_path):
     ranks = _ranks(mem.describe().rows)
     a, b = mem.keys_at_ranks(ranks), duck.keys_at_ranks(ranks)
     assert np.array_equal(a.score, b.score) and np.array_equal(a.tie, b.tie)
+
+
+def _extreme(tmp_path, kind: str, fetch_limit: int):
+    """The pool above with its two outliers at ±10³⁰⁰ (``wide``), its other scores also
+    shrunk to ~10⁻²⁰⁰ (``tiny``): every other row lies in one of the 65,536 bins, whose
+    splits by score (and the finer grid below them) put the outliers 10³⁰⁰ cells or more away."""
+    rng = np.random.default_rng(7)
+    n = 60_000
+    z = rng.normal(size=n)
+    z[:2] = [-30.0, 30.0]
+    score = z * (1e-200 if kind == "tiny" else 1.0)
+    score[:2] = [-1e300, 1e300]
+    chance = 1 / (1 + np.exp(-2 * z))
+    df = pd.DataFrame({"id": np.arange(n), "score": score,
+                       "prediction": (score > np.quantile(score, 0.85)).astype(np.int8),
+                       "label": (rng.random(n) < chance).astype(np.int8)})
+    path = tmp_path / f"{kind}.parquet"
+    df.drop(columns="label").to_parquet(path)
+    gold = tmp_path / f"{kind}_gold.parquet"
+    df[["id", "label"]].to_parquet(gold)
+    duck = DuckDBEngine(str(path), fetch_limit=fetch_limit)
+    levels: list[tuple[int, bool]] = []     # (level, a finer grid) of every region searched
+    inner = duck._locate
+
+    def spied(where, params, lo, hi, n, ranks, slots, score, tie, level, shift=None,
+              scale=None):
+        levels.append((level, scale is not None))
+        return inner(where, params, lo, hi, n, ranks, slots, score, tie, level, shift, scale)
+    duck._locate = spied
+    return df, gold, duck, levels
+
+
+@pytest.mark.parametrize("kind", ["wide", "tiny"])
+@pytest.mark.parametrize("limit", [100, 400])
+def test_keys_at_ranks_at_extreme_scores(tmp_path, kind, limit):
+    """Scores spanning 1 (or 10⁻²⁰⁰) and 10³⁰⁰: a bin or cell number is clamped before its
+    cast (locate.CELL_CLAMP), so the rows outside a region that DuckDB's filter meets first
+    no longer fail the search ('Type DOUBLE with value -7.65e+303 can't be cast … INT64'
+    before), and the keys are the memory engine's. Limit 100: a finer grid two splits deep."""
+    df, _, duck, levels = _extreme(tmp_path, kind, limit)
+    mem = MemoryEngine(df.drop(columns="label"))
+    ranks = _ranks(len(df))
+    a, b = mem.keys_at_ranks(ranks), duck.keys_at_ranks(ranks)
+    assert np.array_equal(a.score, b.score) and np.array_equal(a.tie, b.tie)
+    assert max(lv for lv, _ in levels) >= 1                 # below the top level's bins
+    if limit == 100:
+        assert (2, True) in levels, levels                  # a finer grid under a split
+    assert np.array_equal(duck.ranks_of(a.sorted()), np.sort(np.unique(ranks)))
+
+
+@pytest.mark.parametrize("kind", ["wide", pytest.param("tiny", marks=pytest.mark.slow)])
+def test_auto_run_at_extreme_scores(tmp_path, kind):
+    """An ``auto`` run (its rank grid located at fetch limit 100) on a pool spanning 1 (or
+    10⁻²⁰⁰) and 10³⁰⁰ draws the memory engine's items with the same estimates (~10 s each;
+    it failed at its first quantile pass before the clamp)."""
+    from test_engine_designs import _same_runs
+    df, gold, duck, levels = _extreme(tmp_path, kind, 100)
+    mem = MemoryEngine(df.drop(columns="label"))
+    _same_runs(mem, duck, df, gold, "auto", 120, 11)
+    assert levels and max(lv for lv, _ in levels) >= 1
