@@ -204,37 +204,52 @@ def _relations_by_index(raw: Any, where: list[int]) -> dict[tuple[int, int], str
 
 @router.post("/exhaustive")
 async def finish(request: Request) -> Response:
+    """Finish the document: its relations (with its mentions, the API's form). The form's own
+    checks come first; the ones on what is stored (the document still open to the caller:
+    no truth, fewer than k counted annotators done; their stage; the corpus's size) are made
+    inside the write transaction, under the campaign's lock (:func:`_writing`), so no
+    concurrent finish slips between a check and the write. The caller's lease of the document
+    is released in that transaction."""
     c, form, camp, unit, text = await _document(request)
-    engine, name = store_of(request).engine, camp.row.name
-    try:     # everything checked before the first write
-        if "mentions" in form:          # both tasks at once (the API's form)
+    engine, name, who = store_of(request).engine, camp.row.name, c.user.name
+    both = "mentions" in form           # both tasks at once (the API's form)
+    ms: list[Mention] = []
+    chosen: dict[tuple[int, int], str] = {}
+    try:
+        if both:
             raw = json.loads(str(form.get("mentions") or "[]"))
             ms, where = in_text_order(resolve(raw, text))
             chosen = _relations_by_index(json.loads(str(form.get("relations") or "[]")), where)
-            _stage(request, camp, unit, c.user.name, (None, "draft"))
-        else:
-            w = _stage(request, camp, unit, c.user.name, ("mentions",))
-            assert w is not None
-            ms = w.mentions
-            chosen = {}
-            for t in pair_tasks(ms, text):
-                chosen[(t.first, t.second)] = str(form.get(t.name) or "")
-        chosen = check_relations(ms, text, chosen)
-        keys = true_items(ms, chosen, text)
-        corpus = camp.row.corpus_units
-        if corpus is None or len(camp.od.units(camp.row.id)) + 1 > corpus:
-            raise AssayInputError(f"campaign {name!r}", f"its corpus's number of units is "
-                                  f"{corpus}", expected="more units than annotated (set with "
-                                  "assay campaign new --corpus-units)")
     except (ValueError, AssayError) as exc:
         raise HTTPException(400, " ".join(str(exc).split())) from None
     k = xs.documents_k(engine, name)
-    with _writing(request, name, c.user.name, "exhaustive annotation") as conn:
-        if "mentions" in form:
-            xs.save(conn, name, unit, c.user.name, "mentions", ms)
-        xs.save(conn, name, unit, c.user.name, "done", ms, chosen)
+    with _writing(request, name, who, "exhaustive annotation") as conn:
+        _still_open(conn, camp, unit, who, k)
+        w = xs.work_in(conn, name, unit, who)
+        if (None if w is None else w.state) not in ((None, "draft") if both else ("mentions",)):
+            raise HTTPException(409, f"document {unit}: its mentions are "
+                                     f"{'already' if both else 'not yet'} submitted")
+        if not both:
+            assert w is not None
+            ms = w.mentions
+            chosen = {(t.first, t.second): str(form.get(t.name) or "")
+                      for t in pair_tasks(ms, text)}
+        try:
+            chosen = check_relations(ms, text, chosen)
+            keys = true_items(ms, chosen, text)
+            corpus = camp.row.corpus_units
+            if corpus is None or len(xs.recorded(conn, camp.row.id)) + 1 > corpus:
+                raise AssayInputError(f"campaign {name!r}", f"its corpus's number of units is "
+                                      f"{corpus}", expected="more units than annotated (set "
+                                      "with assay campaign new --corpus-units)")
+        except (ValueError, AssayError) as exc:
+            raise HTTPException(400, " ".join(str(exc).split())) from None
+        if both:
+            xs.save(conn, name, unit, who, "mentions", ms)
+        xs.save(conn, name, unit, who, "done", ms, chosen)
+        xs.release(conn, name, unit, who)
         done = xs.counted_works(conn, name, unit)       # flagged annotators' left out
-        audit(engine, c.user.name, "exhaustive", name, unit,
+        audit(engine, who, "exhaustive", name, unit,
               {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
                "true_items": len(keys)}, conn=conn)
     try:
@@ -246,6 +261,16 @@ async def finish(request: Request) -> Response:
         return _back(name, f"document {unit} done: waiting for {left} more "
                            f"annotator{'s' if left > 1 else ''}")
     return _back(name, f"document {unit} done ({len(truth)} true items)")
+
+
+def _still_open(conn: Any, camp: OnDemandCampaign, unit: str, who: str, k: int) -> None:
+    """409 unless the document is still open to ``who`` (read in the caller's transaction):
+    no truth recorded, not done by them, and fewer than k annotators counted done
+    (:func:`~assay.service.exhaustive_store.counted_works`)."""
+    done = xs.counted_works(conn, camp.row.name, unit)
+    if unit in xs.recorded(conn, camp.row.id) or who in done or len(done) >= k:
+        raise HTTPException(409, f"document {unit} is settled or done by its {k} annotators "
+                                 "meanwhile; nothing written")
 
 
 def _settle(camp: OnDemandCampaign, unit: str, text: str, done: Mapping[str, xs.Work],

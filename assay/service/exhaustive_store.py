@@ -86,10 +86,15 @@ def _mentions(raw: str) -> list[Mention]:
 
 
 def work(engine: Engine, campaign: str, unit: str, annotator: str) -> Work | None:
-    t = work_table
     with engine.connect() as conn:
-        r = conn.execute(select(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
-                                         & (t.c.annotator == annotator))).first()
+        return work_in(conn, campaign, unit, annotator)
+
+
+def work_in(conn: Any, campaign: str, unit: str, annotator: str) -> Work | None:
+    """:func:`work` on the caller's connection (inside a write transaction)."""
+    t = work_table
+    r = conn.execute(select(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
+                                     & (t.c.annotator == annotator))).first()
     if r is None:
         return None
     rel = {(int(a), int(b)): str(v) for a, b, v in json.loads(r.relations or "[]")}
@@ -220,6 +225,22 @@ def save(conn: Any, campaign: str, unit: str, annotator: str, state: str,
                  "end_char": x.end} for k, x in enumerate(mentions)])
 
 
+def recorded(conn: Any, campaign_id: int) -> set[str]:
+    """The documents whose truth the campaign has recorded, on the caller's connection (a
+    read on another would wait for the caller's write transaction on SQLite)."""
+    from assay.ondemand.schema import units_table as u
+    return set(conn.execute(select(u.c.unit).where(u.c.campaign_id == campaign_id))
+               .scalars().all())
+
+
+def release(conn: Any, campaign: str, unit: str, annotator: str) -> None:
+    """Release ``annotator``'s lease of the document (in the caller's transaction): done with
+    it, they hold it no more."""
+    le = leases_table
+    conn.execute(delete(le).where((le.c.campaign == campaign) & (le.c.item == f"#doc:{unit}")
+                                  & (le.c.annotator == annotator)))
+
+
 def done_works(conn: Any, campaign: str, unit: str) -> dict[str, Work]:
     t = work_table
     rows = conn.execute(select(t).where((t.c.campaign == campaign) & (t.c.unit == unit)
@@ -301,5 +322,6 @@ def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
 
 
 __all__ = ["STATES", "Summary", "Work", "agreement", "counted_works", "documents_k",
-           "done_works", "exhaustive_settings_table", "lease", "offered", "relation_agreement",
-           "save", "set_documents_k", "summaries", "texts", "work", "work_table"]
+           "done_works", "exhaustive_settings_table", "lease", "offered", "recorded",
+           "relation_agreement", "release", "save", "set_documents_k", "summaries", "texts",
+           "work", "work_in", "work_table"]
