@@ -341,13 +341,18 @@ templates.env.globals["exhaustive_summaries"] = _summaries
 @router.get("/clusters", response_class=HTMLResponse)
 def clusters(request: Request, campaign: str) -> Response:
     """Every submitted mention with no link, across the campaign's documents, with its cluster
-    (default suggestion: its canonical mention); the clusters given so far are offered."""
+    (default suggestion: its canonical mention); the clusters given so far are offered. A
+    flagged annotator's mentions are left out while the flag is live (their work counts
+    nowhere then), and ``POST /clusters`` does not change them."""
+    from assay.service.flags import flagged
     c = need(request, "annotator", "admin")
     _unflagged(request, _campaign(request, campaign), c, "clustering")
     t = mentions_table
     with store_of(request).engine.connect() as conn:
-        rows = conn.execute(select(t).where((t.c.campaign == campaign) & t.c.link.is_(None))
-                            .order_by(t.c.type, t.c.canonical, t.c.unit, t.c.position)).all()
+        rows = conn.execute(select(t).where(
+            (t.c.campaign == campaign) & t.c.link.is_(None)
+            & t.c.annotator.not_in(list(flagged(conn, campaign))))
+            .order_by(t.c.type, t.c.canonical, t.c.unit, t.c.position)).all()
     names = sorted({r.cluster for r in rows if r.cluster})
     return render(request, "clusters.html", c, campaign=campaign, rows=rows, names=names)
 
@@ -360,10 +365,13 @@ async def clusters_post(request: Request) -> Response:
     given = {int(k[len("cluster_"):]): str(v).strip() for k, v in form.items()
              if k.startswith("cluster_") and k[len("cluster_"):].isdigit()}
     t, engine = mentions_table, store_of(request).engine
+    from assay.service.flags import flagged
     with _writing(request, campaign, c.user.name, "clustering") as conn:
+        out = list(flagged(conn, campaign))
         for mid, name in given.items():
             conn.execute(update(t).where((t.c.id == mid) & (t.c.campaign == campaign)
-                                         & t.c.link.is_(None)).values(cluster=name or None))
+                                         & t.c.link.is_(None) & t.c.annotator.not_in(out))
+                         .values(cluster=name or None))
         audit(engine, c.user.name, "clusters", campaign, detail={"mentions": len(given)},
               conn=conn)
     return RedirectResponse(f"/clusters?campaign={quote(campaign)}", status_code=303)
