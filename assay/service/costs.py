@@ -13,6 +13,12 @@ cost = count × price), per submission (the answers on the items it added to the
 first submission to queue an item pays for its labels and later ones reuse them — and the
 answers on all its items), and the campaign's total.
 
+A flagged annotator's work is priced like anyone's (:mod:`assay.service.flags`): it was done
+and is owed, even though while the flag is live it counts in no decision, no document's truth
+and no agreement figure (:mod:`assay.service.quality`,
+:func:`assay.service.exhaustive_store.agreement`); the cost page says so. A campaign admin
+reads the cost of the flagged work on the annotator's row.
+
 >>> DEFAULT_PRICES["verification"] * 100, parse_price("exhaustive", " 2.6 ")
 (3.0, 2.6)
 """

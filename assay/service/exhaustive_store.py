@@ -260,13 +260,16 @@ def counted_works(conn: Any, campaign: str, unit: str) -> dict[str, Work]:
 def agreement(engine: Engine, campaign: str) -> Agreement:
     """Mean pairwise typed-span F1 of the annotators' submitted mentions, over the documents
     two or more annotators submitted (:func:`~assay.service.exhaustive_model.mention_agreement`;
-    mentions stored before revision 0007 have no span and are left out)."""
+    mentions stored before revision 0007 have no span and are left out). A live-flagged
+    annotator's mentions are left out, as their work is from the truth."""
     t, m = work_table, mentions_table
     spans: dict[str, dict[str, set[tuple[int, int, str]]]] = {}
     with engine.connect() as conn:
+        out = _flagged(conn, campaign)
         for r in conn.execute(select(t.c.unit, t.c.annotator).where(
                 (t.c.campaign == campaign) & t.c.state.in_(("mentions", "done")))):
-            spans.setdefault(r.unit, {})[r.annotator] = set()
+            if r.annotator not in out:
+                spans.setdefault(r.unit, {})[r.annotator] = set()
         for r in conn.execute(select(m.c.unit, m.c.annotator, m.c.start_char, m.c.end_char,
                                      m.c.type).where((m.c.campaign == campaign)
                                                      & m.c.start_char.is_not(None))):
@@ -278,13 +281,13 @@ def agreement(engine: Engine, campaign: str) -> Agreement:
 def relation_agreement(engine: Engine, campaign: str) -> tuple[float, int]:
     """Fleiss' κ of the relation choices over the pair tasks (the same two spans) that two or
     more annotators of a document had (:func:`~assay.service.exhaustive_model.relation_kappa`),
-    and how many."""
+    and how many; a live-flagged annotator's choices left out (:func:`counted_works`)."""
     docs = texts(engine, campaign)
     choices: dict[tuple[Any, ...], dict[str, str]] = {}
     with engine.connect() as conn:
-        units = [u for u, by in _states(conn, campaign).items()
+        units = [u for u, by in _states(conn, campaign, _flagged(conn, campaign)).items()
                  if sum(s == "done" for s in by.values()) >= 2 and u in docs]
-        works = {u: done_works(conn, campaign, u) for u in units}
+        works = {u: counted_works(conn, campaign, u) for u in units}
     for u, by in works.items():
         for who, w in by.items():
             for t in pair_tasks(w.mentions, docs[u]):

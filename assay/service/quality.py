@@ -4,6 +4,11 @@ with the item's majority, the seeds' flagging rule (more than 20%
 *and* more than 10 disagreements), and the Dawid–Skene aggregate (crowd-kit) beside the
 majority.
 
+The agreement figures (κ, and Dawid–Skene against the majority) leave out the labels of the
+annotators with a live flag (:mod:`assay.service.flags`): while flagged their work counts in no
+figure of the campaign, as in no decision; each annotator's own row (their disagreements, the
+rule) still counts every label, theirs included, so that the admin sees why they were flagged.
+
 Fleiss' κ with a varying number of raters per item (Fleiss 1971, eq. 2–5 with P_i over each
 item's own n_i):  P_i = (Σ_j n_ij² − n_i) / (n_i (n_i − 1)),  P̄ = mean_i P_i,
 p_j = Σ_i n_ij / Σ_i n_i,  P̄_e = Σ_j p_j²,  κ = (P̄ − P̄_e) / (1 − P̄_e).
@@ -68,6 +73,7 @@ class QualityReport:
     kappa: float
     ds_differs: int         # items where Dawid–Skene and the majority disagree
     annotators: list[AnnotatorQuality] = field(default_factory=list)
+    left_out: int = 0       # labels of live-flagged annotators, in neither κ nor Dawid–Skene
 
 
 def votes(store: LabelStore, camp: CampaignRow) -> pd.DataFrame:
@@ -77,20 +83,27 @@ def votes(store: LabelStore, camp: CampaignRow) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "worker", "label"])
 
 
+def _majority(v: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """Per item of the votes ``v``: the counts of 0 and 1, the strict majority (-1 on a tie)
+    and whether it has two or more labels."""
+    counts = pd.crosstab(v["task"], v["label"]).reindex(columns=[0, 1], fill_value=0)
+    ones, zeros = counts[1], counts[0]
+    major = pd.Series(np.where(ones > zeros, 1, np.where(zeros > ones, 0, -1)),
+                      index=counts.index)
+    return counts, major, counts.sum(axis=1) >= 2
+
+
 def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
-    """κ, per-annotator disagreements with the majority and flags, Dawid–Skene differences."""
+    """κ and the Dawid–Skene differences (live-flagged annotators' labels left out, the
+    module's docstring), per-annotator disagreements with the majority and the rule."""
+    from assay.service.flags import flagged
     from assay.service.gold import accuracy
     golds = accuracy(store, camp)
     v = votes(store, camp)
     if v.empty:
         return QualityReport(0, 0, float("nan"), 0, [
             AnnotatorQuality(w, 0, 0, 0, False, *golds[w]) for w in sorted(golds)])
-    counts = pd.crosstab(v["task"], v["label"]).reindex(columns=[0, 1], fill_value=0)
-    kappa = fleiss_kappa(counts.to_numpy())
-    ones, zeros = counts[1], counts[0]
-    major = pd.Series(np.where(ones > zeros, 1, np.where(zeros > ones, 0, -1)),
-                      index=counts.index)
-    multi = counts.sum(axis=1) >= 2
+    counts, major, multi = _majority(v)
     v = v.assign(major=v["task"].map(major), multi=v["task"].map(multi))
     cmp = v[(v["major"] >= 0) & v["multi"]]
     out = []
@@ -99,14 +112,20 @@ def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
         d = int((c["label"] != c["major"]).sum())
         out.append(AnnotatorQuality(str(w), len(g), len(c), d, flag_rule(d, len(c)),
                                     *golds.get(str(w), (0, 0))))
-    ds_differs = 0
-    shared = v[v["multi"]]
-    if shared["worker"].nunique() >= 2:
-        from crowdkit.aggregation import DawidSkene
-        ds = DawidSkene(n_iter=50).fit_predict(shared[["task", "worker", "label"]])
-        m = major.reindex(ds.index)
-        ds_differs = int(((m >= 0) & (ds.astype(int) != m)).sum())
-    return QualityReport(len(counts), len(v), kappa, ds_differs, out)
+    with store.engine.connect() as conn:
+        out_ = flagged(conn, camp.name)
+    kept = v[~v["worker"].isin(out_)][["task", "worker", "label"]]
+    kappa, ds_differs = float("nan"), 0
+    if not kept.empty:
+        kcounts, kmajor, kmulti = _majority(kept)
+        kappa = fleiss_kappa(kcounts.to_numpy())
+        shared = kept[kept["task"].map(kmulti)]
+        if shared["worker"].nunique() >= 2:
+            from crowdkit.aggregation import DawidSkene
+            ds = DawidSkene(n_iter=50).fit_predict(shared[["task", "worker", "label"]])
+            m = kmajor.reindex(ds.index)
+            ds_differs = int(((m >= 0) & (ds.astype(int) != m)).sum())
+    return QualityReport(len(counts), len(v), kappa, ds_differs, out, len(v) - len(kept))
 
 
 __all__ = ["FLAG_COUNT", "FLAG_RATE", "AnnotatorQuality", "flag_rule", "QualityReport", "fleiss_kappa",
