@@ -31,6 +31,9 @@ every engine for the same seed; the estimates agree in distribution.
 >>> xs = [d.draw() for _ in range(5)]
 >>> d.strata.count, d.sampler.passes, all(0 < x.probability < 1 for x in xs)
 (4, 1, True)
+>>> m = d.manifest().extra
+>>> m["floors"], m["floors_budget"], len(m["detection_floors"]) == d.strata.count
+(True, 50, True)
 """
 from __future__ import annotations
 
@@ -74,6 +77,7 @@ class EngineOasisDesign(OasisDesign):
         self._start_model(es.sizes, OasisInit(pi0, lam, initial_f(self.alpha, sizes, pi0, lam)),
                           prior_strength, defensive)
         self._floor_sums = (es.positives.astype(np.float64), s1, s0)
+        self.floors = bool(floors)
         self._set_floors(int(budget) if floors else None)
         deep = np.minimum(es.sizes, int(budget))
         self.sampler = PrefixSampler(engine, es, self.seed,
@@ -106,9 +110,17 @@ class EngineOasisDesign(OasisDesign):
         return {**super().params(), "engine": self.engine.name}
 
     def manifest(self) -> Any:
-        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint."""
+        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint, and the
+        settings that shape v: ε, the defensive share and the detection ``floors`` (on or off;
+        when on, the budget they are for and the shares φ_k, full precision, as the latest
+        :meth:`extend` set them), so another engine can rebuild the run's v and check it."""
+        floors: dict[str, Any] = {"floors": self.floors}
+        if self.floors and self.budget is not None:
+            floors["floors_budget"] = int(self.budget)
+            floors["detection_floors"] = [float(x) for x in self.phi]
         return self.engine_strata.manifest(self.engine, self.seed, design="oasis",
-                                           epsilon=self.epsilon, defensive=self.defensive)
+                                           epsilon=self.epsilon, defensive=self.defensive,
+                                           **floors)
 
 
 __all__ = ["EngineOasisDesign"]

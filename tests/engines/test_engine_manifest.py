@@ -52,3 +52,68 @@ def test_foreign_hash_spec_and_bad_sizes_refused(pool):
         RunManifest.from_dict(d)
     with pytest.raises(ValueError, match="one more size than edges"):
         RunManifest(1, m.edges, (1, 2, 3), m.fingerprint)
+
+
+def _oasis_pool(tmp_path):
+    """3,000 items, a few true matches among the high scores: the strata below the top get
+    detection floors (φ_k > 0)."""
+    rng = np.random.default_rng(8)
+    score = rng.normal(size=3000)
+    df = pd.DataFrame({"id": np.arange(3000), "score": score,
+                       "prediction": (score > 1.0).astype(np.int8),
+                       "label": (rng.random(3000) < 1 / (1 + np.exp(-3 * (score - 1))))
+                       .astype(np.int8)})
+    path = tmp_path / "pool.parquet"
+    df.drop(columns="label").to_parquet(path)
+    return df, str(path)
+
+
+@pytest.mark.parametrize("floors", [True, False])
+def test_oasis_manifest_records_the_detection_floors(tmp_path, floors):
+    """An OASIS run's manifest records ``floors`` and, when on, the budget they are for and
+    the shares φ_k (params kept them, the manifest did not): from the JSON alone another
+    engine rebuilds the same floors (DuckDB's prior sums add in another order: rtol 1e-12),
+    and its own run of the same settings records the same."""
+    from assay.designs.oasis_engine import EngineOasisDesign
+    from assay.engines.run import evaluate_on_engine
+    df, path = _oasis_pool(tmp_path)
+    mem = MemoryEngine(df.drop(columns="label"))
+    run = evaluate_on_engine(mem, df[["id", "label"]], "oasis", 300, 5,
+                             options={"floors": floors})
+    m = RunManifest.from_dict(json.loads(json.dumps(run.manifest.to_dict())))
+    assert m.extra["floors"] is floors and m.extra["design"] == "oasis"
+    if not floors:
+        assert "detection_floors" not in m.extra and "floors_budget" not in m.extra
+        assert "detection_floors" not in run.params
+    else:
+        phi = np.array(m.extra["detection_floors"])
+        assert m.extra["floors_budget"] == 300 and phi.shape == (len(m.sizes),)
+        assert (phi > 0).sum() >= 2 and phi.sum() < 1
+        assert [round(x, 6) for x in phi] == run.params["detection_floors"]
+    duck = DuckDBEngine(path)
+    assert m.verify(duck) == []
+    again = EngineOasisDesign(duck, m.extra.get("floors_budget", 300),
+                              np.random.default_rng(5), m.seed, epsilon=m.extra["epsilon"],
+                              defensive=m.extra["defensive"], floors=m.extra["floors"])
+    got = again.manifest()
+    assert got.sizes == m.sizes and got.extra.keys() == m.extra.keys()
+    if floors:
+        np.testing.assert_allclose(again.phi, m.extra["detection_floors"], rtol=1e-12)
+        np.testing.assert_allclose(got.extra["detection_floors"], m.extra["detection_floors"],
+                                   rtol=1e-12)
+    else:
+        assert not again.phi.any() and got.extra == m.extra
+
+
+def test_oasis_manifest_follows_an_extended_budget(tmp_path):
+    """extend() sets the floors of the larger budget; the manifest records those."""
+    from assay.designs.oasis_engine import EngineOasisDesign
+    df, _ = _oasis_pool(tmp_path)
+    d = EngineOasisDesign(MemoryEngine(df.drop(columns="label")), 200,
+                          np.random.default_rng(1), seed=1)
+    before = d.manifest().extra
+    d.extend(800)
+    after = d.manifest().extra
+    assert (before["floors_budget"], after["floors_budget"]) == (200, 800)
+    assert after["detection_floors"] == [float(x) for x in d.phi]
+    assert after["detection_floors"] != before["detection_floors"]
