@@ -9,7 +9,9 @@
 * ``POST /admin/flags/clear`` (admins; form ``campaign``, ``annotator``) — audited
   ``flag-cleared``; 404 when the annotator has no live flag. The exhaustive documents they
   finished count again, and those they now settle get their truth
-  (:func:`assay.service.exhaustive.settle_cleared`; the JSON answer names them, ``settled``).
+  (:func:`assay.service.exhaustive.settle_cleared`; the JSON answer names them, ``settled``);
+  the open queue items they labelled are decided again with their votes
+  (:func:`assay.service.resettle.cleared`; ``redecided``).
 
 A session's POST carries its CSRF token (:func:`assay.service.app.need_post`); with an API token
 the POSTs answer JSON instead of a redirect.
@@ -85,9 +87,14 @@ async def admin_flag_clear(request: Request) -> Response:
     if not flags.clear(store_of(request).engine, name, who, c.user.name):
         raise HTTPException(404, f"annotator {who[:80]!r} has no live flag in {name!r}")
     from assay.service.exhaustive import settle_cleared
+    from assay.service.resettle import cleared
+    row = views.campaign_row(store_of(request), name)
+    assert row is not None
+    redecided = cleared(store_of(request), row, who)
     settled = settle_cleared(store_of(request), name, who)
     if c.via == "token":
-        return JSONResponse({"campaign": name, "cleared": who, "settled": settled})
+        return JSONResponse({"campaign": name, "cleared": who, "settled": settled,
+                             "redecided": redecided})
     return RedirectResponse(f"/costs?campaign={quote(name)}&message=flag+of+{quote(who)}"
                             "+cleared", status_code=303)
 

@@ -24,8 +24,9 @@ them, as their votes are; every write of these pages reads the flag again inside
 transaction, under the campaign's lock (:func:`_writing`), as a vote does, so an annotator
 flagged after the first check and before the write gets nothing written. While the flag is live
 the documents they finished count toward no document's truth and their drafts hold no document
-(:mod:`assay.service.exhaustive_store`); when an admin clears it, the documents they finished
-are settled afresh with them (:func:`settle_cleared`).
+(:mod:`assay.service.exhaustive_store`), and a truth their work made before the flag is
+settled again without it (:mod:`assay.service.resettle`); when an admin clears it, the
+documents they finished are settled afresh with them (:func:`settle_cleared`).
 """
 from __future__ import annotations
 

@@ -9,9 +9,11 @@ document, and their votes (on the page, the API and in a Label Studio import), u
 exhaustive annotations are refused (403, :func:`refusal`) until an admin clears the flag
 (:func:`clear`, audited ``flag-cleared``). After a clear the rule is applied afresh to the
 labels they give from then on (the majority still counts every label of the item). While the
-flag is live, the exhaustive annotations they finished make no document's truth and their
-unfinished ones hold no document (:func:`flagged`, read by
-:mod:`assay.service.exhaustive_store`); a clear restores both.
+flag is live their votes count in no item's decision, the exhaustive annotations they finished
+make no document's truth and their unfinished ones hold no document (:func:`flagged`, read by
+:mod:`assay.service.queue` and :mod:`assay.service.exhaustive_store`); what was decided with
+their work before the flag is decided afresh without it in the flag's transaction, and a clear
+decides afresh what is still open (:mod:`assay.service.resettle`).
 
 A flag is written under the campaign's queue lock (:func:`assay.service.queue._lock`: SQLite's
 ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), which every exhaustive write also takes before
@@ -175,6 +177,8 @@ def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
             if n:
                 audit(store.engine, annotator, "flagged", camp.name,
                       detail={"disagreements": d, "compared": c}, conn=conn)
+                from assay.service.resettle import flagged as take_back
+                take_back(conn, store, camp, annotator)
         conn.execute(delete(le).where((le.c.campaign == camp.name)
                                       & (le.c.annotator == annotator)))
     return True

@@ -72,9 +72,14 @@ class QueueSource(LabelSource):
 
 
 def dawid_skene(store: LabelStore, campaign: str) -> dict[str, int]:
-    """Dawid–Skene labels (crowd-kit) of every item with a human vote in the campaign."""
+    """Dawid–Skene labels (crowd-kit) of every item with a human vote in the campaign, the
+    votes of live-flagged annotators left out (they count in no decision:
+    :mod:`assay.service.resettle`)."""
+    from assay.service.flags import flagged
     from assay.service.quality import votes
     v = votes(store, OnDemandCampaign.open(store, campaign).row)
+    with store.engine.connect() as conn:
+        v = v[~v["worker"].isin(flagged(conn, campaign))]
     if v.empty:
         return {}
     from crowdkit.aggregation import DawidSkene

@@ -7,7 +7,8 @@ one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`
 concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
 second one. The vote reads the annotator's flag (:mod:`assay.service.flags`) in that
 transaction, under the campaign's lock (PostgreSQL: the advisory lock, shared,
-:func:`_lock_shared`), so no vote lands after a flag's write. The decided label is kept on
+:func:`_lock_shared`), so no vote lands after a flag's write; while the flag is live their
+votes count in no decision (:mod:`assay.service.resettle`). The decided label is kept on
 the queue row; the campaign records it under its own annotator when its job resumes
 (:mod:`assay.service.jobs`).
 
@@ -31,8 +32,8 @@ from assay.labels.store import Judgment, LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service import gold
 from assay.service.auth import audit
-from assay.service.schema import (campaign_settings_table, leases_table, queue_table,
-                                  users_table)
+from assay.service.schema import (campaign_settings_table, flags_table, leases_table,
+                                  queue_table, users_table)
 
 DEFAULT_K = 3
 DEFAULT_DAILY_LIMIT = 5
@@ -122,11 +123,20 @@ def enqueue(store: LabelStore, campaign: str, items: Iterable[str], k: int) -> i
     return int(after - before)
 
 
+def _flagged(campaign: str) -> Any:
+    """The campaign's live-flagged annotators (a subquery): their votes count in no decision
+    while the flag is live (:mod:`assay.service.resettle`)."""
+    f = flags_table
+    return select(f.c.annotator).where((f.c.campaign == campaign) & f.c.cleared_at.is_(None))
+
+
 def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
+    """(ones, zeros) of the item's human labels, live-flagged annotators' left out."""
     j = judgments_table
     rows = conn.execute(select(j.c.value).where(
         (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator != camp.annotator)
-        & (j.c.status == Status.JUDGED.value))).scalars().all()
+        & (j.c.status == Status.JUDGED.value) & j.c.annotator.not_in(_flagged(camp.name))
+    )).scalars().all()
     ones = sum(1 for v in rows if int(v) == 1)
     return ones, len(rows) - ones
 
@@ -158,8 +168,8 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
                           & (j.c.annotator == annotator))
     votes = (select(func.count()).select_from(j).where(
         (j.c.dataset == camp.dataset) & (j.c.item == q.c.item)
-        & (j.c.annotator != camp.annotator) & (j.c.status == Status.JUDGED.value))
-        .scalar_subquery())
+        & (j.c.annotator != camp.annotator) & (j.c.status == Status.JUDGED.value)
+        & j.c.annotator.not_in(_flagged(camp.name))).scalar_subquery())
     t = now()
     held = (select(func.count()).select_from(le).where(
         (le.c.campaign == camp.name) & (le.c.item == q.c.item) & (le.c.annotator != annotator)
@@ -294,6 +304,9 @@ def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, ite
         if stuck:
             audit(store.engine, annotator, "undecidable", camp.name, item,
                   {"ones": ones, "zeros": zeros}, conn=conn)
+        if decided is not None or stuck:       # decided again after a flag took it back
+            from assay.service.resettle import follow
+            follow(conn, camp, item, decided)
     return Judgment(item, annotator, None if got.value is None else int(got.value),
                     Status(got.status))
 

@@ -267,5 +267,6 @@ def test_the_token_clear_names_the_documents_settled(tmp_path, request):
     r = c.post("/admin/flags/clear", data={"campaign": d.name, "annotator": "ann1"},
                headers={"Authorization": f"Bearer {tok}"})
     assert r.status_code == 200, r.text
-    assert r.json() == {"campaign": d.name, "cleared": "ann1", "settled": ["d2"]}
+    assert r.json() == {"campaign": d.name, "cleared": "ann1", "settled": ["d2"],
+                        "redecided": []}
     assert d.truth() == {"d2": set()}

@@ -1,0 +1,154 @@
+"""What a flag takes back (issue 15; seeds 000/001). While an annotator's flag is live
+(:mod:`assay.service.flags`) their work counts in no decision: the queue leaves their votes
+out when it counts an item's votes (:func:`assay.service.queue._votes`, read at each vote and
+each serve) and the exhaustive documents leave out the documents they finished
+(:func:`assay.service.exhaustive_store.counted_works`). What was decided *before* the flag with
+their work is decided afresh without it, in the flag's own write transaction (:func:`flagged`,
+called by :func:`assay.service.flags.check`):
+
+* every queue item they labelled is decided again from the other votes
+  (:func:`assay.service.queue.decide`): kept when the decision is the same; else its row takes
+  the new decision, or is reopened (served to more annotators) when the other votes no longer
+  decide it. When the campaign has recorded its label of the item already (a job used it), that
+  label follows (:func:`follow`): the new decision, or a skip while the item is reopened or
+  undecidable — the estimates treat the item as unlabelled then, as an undecidable one — and
+  the vote that decides it again writes the decision there (:func:`assay.service.queue.vote_in`);
+* every document they finished whose truth is recorded is settled again from the other
+  annotators done (:func:`assay.service.exhaustive_model.settled` over max(k, their number)): the
+  same truth is kept, another replaces it, and none (more annotators needed) takes the truth
+  back, so the document is offered again. The campaign's unit tables are written on the flag's
+  connection (another would wait for it on SQLite).
+
+A clear (:func:`cleared`, after :func:`assay.service.flags.clear`) decides again the open
+items they labelled, their votes counted again, as the documents they finished are settled
+afresh (:func:`assay.service.exhaustive.settle_cleared`); what was decided without them
+meanwhile stays. Both are audited (``flag-redecided``) with the items changed.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+
+from assay.labels.schema import Status, judgments_table, now
+from assay.labels.store import LabelStore
+from assay.ondemand.store import CampaignRow
+from assay.service.auth import audit
+from assay.service.schema import campaign_settings_table, queue_table, records_table
+
+
+def follow(conn: Any, camp: CampaignRow, item: str, decided: int | None) -> None:
+    """The campaign's recorded label of ``item``, if it has one, made the queue's decision
+    (``decided``; None: a skip, the item unlabelled in the estimates)."""
+    j = judgments_table
+    conn.execute(update(j).where(
+        (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == camp.annotator)
+        & (j.c.status != Status.PENDING.value)).values(
+        value=decided, status=(Status.SKIPPED if decided is None else Status.JUDGED).value))
+
+
+def _k(conn: Any, campaign: str) -> int:
+    from assay.service.queue import DEFAULT_K
+    t = campaign_settings_table
+    k = conn.execute(select(t.c.k).where(t.c.campaign == campaign)).scalar()
+    return DEFAULT_K if k is None else int(k)
+
+
+def redecide(conn: Any, camp: CampaignRow, items: list[str], only_open: bool) -> list[str]:
+    """Decide ``items`` again from their votes now (live-flagged annotators' left out), in the
+    caller's write transaction; ``only_open``: the open ones only. Returns the items whose
+    decision or state changed."""
+    from assay.service.queue import _nobody_left, _votes, decide
+    q, k, changed = queue_table, _k(conn, camp.name), []
+    for item in items:
+        row = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
+                           .with_for_update()).first()
+        if row is None or (only_open and row.resolved_at is not None):
+            continue
+        ones, zeros = _votes(conn, camp, item)
+        decided, needed = decide(ones, zeros, k)
+        closed = decided is not None or needed <= ones + zeros or (   # closed undecidable
+            row.resolved_at is not None and row.value is None           # as every annotator
+            and _nobody_left(conn, camp, item))                         # answered: stays
+        was = (row.resolved_at is not None, None if row.value is None else int(row.value))
+        if was == (closed, decided if closed else None) and (closed or row.needed == needed):
+            continue
+        conn.execute(update(q).where(q.c.id == row.id).values(
+            needed=needed, value=decided if closed else None,
+            resolved_at=now() if closed else None))
+        follow(conn, camp, item, decided if closed else None)
+        changed.append(item)
+    return changed
+
+
+def _resettle_documents(conn: Any, camp: CampaignRow, annotator: str) -> list[str]:
+    """The documents ``annotator`` finished whose truth is recorded, settled again without
+    the live-flagged annotators' work (the module's docstring); returns those changed."""
+    from assay.ondemand.schema import unit_truth_table as ut
+    from assay.ondemand.schema import units_table as u
+    from assay.service import exhaustive_store as xs
+    from assay.service.exhaustive_model import settled, true_items
+    w = xs.work_table
+    mine = set(conn.execute(select(w.c.unit).where(
+        (w.c.campaign == camp.name) & (w.c.annotator == annotator) & (w.c.state == "done"))
+        ).scalars().all()) & xs.recorded(conn, camp.id)
+    if not mine:
+        return []
+    got = conn.execute(select(xs.exhaustive_settings_table.c.k).where(
+        xs.exhaustive_settings_table.c.campaign == camp.name)).scalar()
+    k = _k(conn, camp.name) if got is None else int(got)
+    texts = {r.record: str(json.loads(r.data).get("text") or "") for r in conn.execute(
+        select(records_table.c.record, records_table.c.data).where(
+            (records_table.c.campaign == camp.name) & records_table.c.record.in_(mine)))}
+    changed = []
+    for unit in sorted(mine):
+        done = xs.counted_works(conn, camp.name, unit)
+        truth = settled([true_items(d.mentions, d.relations, texts.get(unit, ""))
+                         for d in done.values()], max(k, len(done)))
+        key = (ut.c.campaign_id == camp.id) & (ut.c.unit == unit)
+        have = set(conn.execute(select(ut.c.item).where(key)).scalars().all())
+        if truth is not None and set(truth) == have:
+            continue
+        conn.execute(delete(ut).where(key))
+        conn.execute(delete(u).where((u.c.campaign_id == camp.id) & (u.c.unit == unit)))
+        if truth is not None:
+            conn.execute(insert(u).values(campaign_id=camp.id, unit=unit, created_at=now()))
+            if truth:
+                conn.execute(insert(ut), [{"campaign_id": camp.id, "unit": unit, "item": i}
+                                          for i in set(truth)])
+        changed.append(unit)
+    return changed
+
+
+def _labelled(conn: Any, camp: CampaignRow, annotator: str) -> list[str]:
+    j = judgments_table
+    return [str(i) for i in conn.execute(select(j.c.item).where(
+        (j.c.dataset == camp.dataset) & (j.c.annotator == annotator)
+        & (j.c.status == Status.JUDGED.value)).order_by(j.c.id)).scalars().all()]
+
+
+def flagged(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str) -> None:
+    """In the transaction that writes ``annotator``'s flag (under the campaign's lock): what
+    was decided with their work decided afresh without it (the module's docstring)."""
+    items = redecide(conn, camp, _labelled(conn, camp, annotator), only_open=False)
+    docs = _resettle_documents(conn, camp, annotator)
+    if items or docs:
+        audit(store.engine, annotator, "flag-redecided", camp.name,
+              detail={"items": items, "documents": docs}, conn=conn)
+
+
+def cleared(store: LabelStore, camp: CampaignRow, annotator: str) -> list[str]:
+    """After ``annotator``'s flag is cleared: the open items they labelled decided again, their
+    votes counted (one write transaction under the campaign's lock); returns those changed."""
+    from assay.service.queue import _lock
+    with store.engine.begin() as conn:
+        _lock(conn, camp.name)
+        items = redecide(conn, camp, _labelled(conn, camp, annotator), only_open=True)
+        if items:
+            audit(store.engine, annotator, "flag-redecided", camp.name,
+                  detail={"items": items, "documents": []}, conn=conn)
+    return items
+
+
+__all__ = ["cleared", "flagged", "follow", "redecide"]
