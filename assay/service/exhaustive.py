@@ -146,23 +146,18 @@ def _back(campaign: str, message: str) -> Response:
                             status_code=303)
 
 
-def _stage(request: Request, camp: OnDemandCampaign, unit: str, who: str,
-           allowed: tuple[Any, ...]) -> xs.Work | None:
-    w = xs.work(store_of(request).engine, camp.row.name, unit, who)
-    if (None if w is None else w.state) not in allowed:
-        raise HTTPException(409, f"document {unit}: its mentions are already submitted")
-    return w
-
-
 async def _save_mentions(request: Request, stage: str
                          ) -> tuple[Caller, Any, str, list[Mention], str]:
     """The document's marked mentions saved at ``stage`` (``draft`` or ``mentions``) while
-    the annotator's work on it is still a draft, with its audit entry."""
+    the annotator's work on it is still a draft (checked in the write transaction: a draft
+    never overwrites mentions submitted meanwhile), with its audit entry."""
     c, form, camp, unit, text = await _document(request)
     ms = _mentions_of(form, text)
-    _stage(request, camp, unit, c.user.name, (None, "draft"))
     engine = store_of(request).engine
     with _writing(request, camp.row.name, c.user.name, "exhaustive annotation") as conn:
+        w = xs.work_in(conn, camp.row.name, unit, c.user.name)
+        if w is not None and w.state != "draft":
+            raise HTTPException(409, f"document {unit}: its mentions are already submitted")
         xs.save(conn, camp.row.name, unit, c.user.name, stage, ms)
         audit(engine, c.user.name, f"exhaustive-{stage}", camp.row.name, unit,
               {"mentions": len(ms)}, conn=conn)

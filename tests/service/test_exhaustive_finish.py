@@ -75,3 +75,30 @@ def test_a_document_settled_between_the_checks_and_the_write_is_not_written(
     work, ments, truth, log = d.written()
     assert (work, ments, log) == before[:2] + before[3:]
     assert truth == {"d1": {EMPLOYED}}
+
+
+@BACKENDS
+def test_a_draft_does_not_overwrite_mentions_submitted_meanwhile(tmp_path, request,
+                                                                 monkeypatch, backend):
+    """ann1's draft passes the page's checks; ann1's mentions are submitted (another tab)
+    just before the draft's write transaction: the draft answers 409 and the submitted work
+    stays. With the stage checked before the transaction the draft put the work back to a
+    draft (303) while its submitted mentions stayed in the mentions table."""
+    d = Docs(store_url(request, tmp_path, backend), k=2)
+    real, fired = exhaustive._writing, []
+
+    @contextmanager
+    def submitted_first(req, campaign, who, what):
+        if who == "ann1" and not fired:
+            fired.append(who)
+            with d.store.engine.begin() as conn:
+                xs.save(conn, d.name, "d1", "ann1", "mentions",
+                        [Mention(0, 7, "Ann Lee", "PER", "Ann Lee")])
+        with real(req, campaign, who, what) as conn:
+            yield conn
+    monkeypatch.setattr(exhaustive, "_writing", submitted_first)
+    r = d.post("ann1", "/exhaustive/draft", unit="d1", mentions=json.dumps([ANN, ACME]))
+    assert fired == ["ann1"]
+    assert r.status_code == 409, (r.status_code, r.text[:300])
+    w = xs.work(d.store.engine, d.name, "d1", "ann1")
+    assert (w.state, [m.text for m in w.mentions]) == ("mentions", ["Ann Lee"])
