@@ -159,7 +159,8 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
     already is served again first), in one write transaction (SQLite ``BEGIN IMMEDIATE``,
     PostgreSQL an advisory lock per campaign), so concurrent annotators are served different
     items until an item's votes and live leases meet the annotators it needs. A flagged
-    annotator (:func:`assay.service.flags.check`) is served nothing and holds no lease."""
+    annotator (:func:`assay.service.flags.check`; the flag read again under the lock) is
+    served nothing and holds no lease."""
     from assay.service import flags
     if flags.check(store, camp, annotator):
         return None
@@ -177,6 +178,8 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
     open_ = and_(q.c.campaign == camp.name, q.c.resolved_at.is_(None), ~mine)
     with store.engine.begin() as conn:
         _lock(conn, camp.name)
+        if flags.live(conn, camp.name, annotator):      # flagged since the check: no lease
+            return None
         conn.execute(delete(le).where((le.c.campaign == camp.name) & (le.c.expires_at <= t)))
         real = conn.execute(select(q.c.item).join(le, (le.c.item == q.c.item)
                                                   & (le.c.campaign == q.c.campaign)).where(

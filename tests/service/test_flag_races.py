@@ -55,3 +55,27 @@ def test_a_vote_waits_for_a_flag_being_written_and_is_refused(tmp_path, request,
     assert isinstance(got["r"], queue.QueueError), got
     assert got["r"].status == 403 and "'ann1' is flagged" in str(got["r"])
     assert mine() == before
+
+
+@BACKENDS
+def test_an_annotator_flagged_after_the_check_is_served_no_item(tmp_path, request, monkeypatch,
+                                                                backend):
+    """next_item's first check (flags.check) passes, then the annotator is flagged (as by
+    another request, flags.check's write deleting their leases): the serve reads the flag
+    again under the lock and leases nothing. Without that read ann1 was given an item and
+    held its lease for 10 minutes though flagged."""
+    from assay.service import flags
+    from assay.service.schema import leases_table
+    w = World(store_url(request, tmp_path, backend), k=3)
+    queue.enqueue(w.store, w.name, ["a"], 3)
+    real = flags.check
+
+    def then_flagged(store, camp, annotator):
+        got = real(store, camp, annotator)
+        w.flag(annotator)
+        return got
+    monkeypatch.setattr(flags, "check", then_flagged)
+    assert queue.next_item(w.store, w.row, "ann1") is None
+    with w.store.engine.connect() as conn:
+        assert conn.execute(select(leases_table.c.item).where(
+            leases_table.c.campaign == w.name)).all() == []
