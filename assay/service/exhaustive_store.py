@@ -158,7 +158,8 @@ def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> st
     on, one with room for another annotator (of k), any. Concurrent annotators are given
     different documents while there are enough, and a document others finished is completed
     before new ones are begun. A flagged annotator's lease or draft holds no document, and
-    the documents they finished are not counted."""
+    the documents they finished are not counted; a flagged ``annotator`` (read under the
+    lock) is given none."""
     from assay.service.queue import LEASE_SECONDS, _lock
     le = leases_table
     if not units:
@@ -166,8 +167,11 @@ def lease(engine: Engine, campaign: str, annotator: str, units: list[str]) -> st
     k = documents_k(engine, campaign)
     t = now()
     keys = {f"#doc:{u}": u for u in units}
+    from assay.service.flags import live
     with engine.begin() as conn:
         _lock(conn, campaign)
+        if live(conn, campaign, annotator):     # flagged since the page's check: no lease
+            return None
         flagged = _flagged(conn, campaign, annotator)
         states = _states(conn, campaign, flagged)
         held = conn.execute(select(le.c.item, le.c.annotator).where(

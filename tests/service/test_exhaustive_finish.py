@@ -102,3 +102,14 @@ def test_a_draft_does_not_overwrite_mentions_submitted_meanwhile(tmp_path, reque
     assert r.status_code == 409, (r.status_code, r.text[:300])
     w = xs.work(d.store.engine, d.name, "d1", "ann1")
     assert (w.state, [m.text for m in w.mentions]) == ("mentions", ["Ann Lee"])
+
+
+@BACKENDS
+def test_a_flagged_annotator_is_leased_no_document(tmp_path, request, backend):
+    """The page checks the flag, then leases a document: an annotator flagged in between
+    (the lease reads the flag again under the lock) gets none and holds no lease. It was
+    given d1 and held it 10 minutes."""
+    d = Docs(store_url(request, tmp_path, backend), k=2)
+    d.flag("ann1")
+    assert xs.lease(d.store.engine, d.name, "ann1", ["d1", "d2"]) is None
+    assert _leases(d) == []
