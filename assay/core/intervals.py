@@ -13,6 +13,12 @@ design-based estimate of precision, recall and F_α):
   Graubard 1998, with their truncation of the design effect at 1). It stays inside [0, 1],
   errs on the wide side and does not collapse when R̂ is 0 or 1.
 
+For a ratio from draws with replacement at unequal probabilities without strata (importance
+sampling), where the delta rule does not hold and the exact fallback would read more of a kind
+than was drawn (:func:`counts_overstated`), the interval is :func:`component_ratio_interval`:
+exact Poisson bounds on the few draws of each count (true positives, false positives, false
+negatives), combined by Bonferroni, or by simulation when only the false negatives are few.
+
 For an estimate with a delta-method variance and no count rule (:func:`normal_interval`): Wald,
 the delta method on the logit scale (for proportions), or on the log scale (for positive
 totals).
@@ -28,6 +34,7 @@ import numpy as np
 from scipy import stats
 
 MIN_NORMAL_COUNT = 10.0
+SIMULATED = 4000     # draws of component_ratio_interval's simulation (seed 0)
 INTERVAL_RULES = ("auto", "delta", "exact")
 NORMAL_METHODS = ("wald", "logit", "log")
 
@@ -111,6 +118,188 @@ def ratio_interval(r: float, var: float, n_domain: int, confidence: float,
     return lo, hi, "exact", n_star
 
 
+def effective_count(wc: np.ndarray) -> tuple[float, float]:
+    """Kish's effective number of draws of a count and their common weight: for the weighted
+    draws wc_t = w_t·c_t, k* = (Σwc)²/Σwc² and w* = Σwc²/Σwc (k*·w* = Σwc; k* = k and
+    w* = w when the k draws weigh alike). A count made of one heavy draw and a few light ones
+    is about one draw: its Poisson uncertainty is that of one event, not of k.
+
+    >>> [round(x, 2) for x in effective_count(np.array([1000.0, 10.0, 10.0, 0.0]))]
+    [1.04, 980.59]
+    """
+    wc = np.asarray(wc, dtype=np.float64)
+    s1, s2 = float(wc.sum()), float((wc * wc).sum())
+    return (s1 * s1 / s2, s2 / s1) if s2 > 0 else (0.0, 0.0)
+
+
+def count_total_interval(w: np.ndarray, c: np.ndarray, region: np.ndarray, a: float,
+                         min_count: float = MIN_NORMAL_COUNT) -> tuple[float, float]:
+    """Two-sided (1 − a) interval for the Hansen–Hurwitz total Ĉ = Σ_t w_t c_t / T of a 0/1
+    count c (e.g. the false negatives) from T draws with replacement at weights w_t = 1/q_t.
+
+    The number k of draws with c_t = 1 is Binomial(T, Q_c) ≈ Poisson(T·Q_c), Q_c = Σ_{i∈c} q_i,
+    and the total is C = Q_c·w̄_c, w̄_c the q-weighted mean weight of c's items. Its draws'
+    weights differ, so k and w̄ are taken at Kish's effective values k*, w*
+    (:func:`effective_count`; Ĉ = k*·w*/T). Below ``min_count`` effective draws: exact
+    Poisson bounds on k* (Garwood 1936, in gamma form), [Γ⁻¹_{a/2}(k*), Γ⁻¹_{1−a/2}(k* + 1)]·w*/T
+    (on abt_buy with its probability column, 500 labels, the raw k with the mean weight read a
+    few false negatives of very unequal weight as as many events: recall coverage 0.920 over
+    500 repetitions; at k* 0.936, and 0.940 with the Clopper–Pearson fallback alone); with
+    k = 0 the upper bound takes the weight of the draws that could have been c (``region``:
+    e.g. the predicted negatives for a false negative), Σw²/Σw over them — the bound of
+    :func:`assay.core.measures._failure_region_size`, −ln(a/2)·N̂_d/n_d. Otherwise the
+    normal interval on the log scale with the Hansen–Hurwitz variance
+    Σ(w_t c_t − Ĉ)²/(T(T − 1)).
+
+    >>> w = np.full(100, 50.0); c = np.zeros(100); c[0] = 1.0
+    >>> [round(x, 3) for x in count_total_interval(w, c, np.ones(100, dtype=bool), 0.05)]
+    [0.013, 2.786]
+    """
+    w = np.asarray(w, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    t = w.shape[0]
+    if t == 0:
+        return 0.0, math.inf
+    wc = w * c
+    est = float(wc.sum()) / t
+    k, w_star = effective_count(wc)
+    if k >= min_count and t > 1:
+        se = math.sqrt(float(((wc - est) ** 2).sum()) / (t * (t - 1)))
+        half = z_value(1.0 - a) * se / est
+        return est * math.exp(-half), est * math.exp(half)
+    if k > 0:
+        return (float(stats.gamma.ppf(a / 2, k)) * w_star / t,
+                float(stats.gamma.ppf(1 - a / 2, k + 1)) * w_star / t)
+    wr = w[np.asarray(region, dtype=bool)]
+    if wr.size == 0:
+        return 0.0, math.inf
+    return 0.0, -math.log(a / 2) * float((wr * wr).sum() / wr.sum()) / t
+
+
+def component_ratio_interval(w: np.ndarray, labels: np.ndarray, predictions: np.ndarray,
+                             alpha: float, confidence: float) -> tuple[float, float]:
+    """Interval for F_α = TP/(TP + α·FP + (1 − α)·FN) from draws with replacement at weights
+    w_t = 1/q_t (one system: ``labels`` and 0/1 ``predictions`` per draw), built from its
+    counts: each of the J counts that enter (J = 2 for precision and recall, 3 for F_α,
+    0 < α < 1) gets a (1 − a/J) interval by :func:`count_total_interval`, and since F_α rises
+    with TP and falls with FP and FN,
+
+        [TP_lo/(TP_lo + α·FP_hi + (1 − α)·FN_hi),  TP_hi/(TP_hi + α·FP_lo + (1 − α)·FN_lo)]
+
+    holds F_α with probability ≥ 1 − a (Bonferroni).
+
+    When only the false negatives are few (α < 1, ten or more draws of every other count), the
+    Bonferroni split is replaced by a simulation (:data:`SIMULATED` draws, seed 0): FN =
+    G·w̄/T with G ~ Gamma(k + 1) for the lower end and G ~ Gamma(k) for the upper (the gamma
+    forms of Garwood's exact Poisson bounds, so each tail is at least as wide as the exact
+    one), and (TP̂, FP̂) bivariate normal with their Hansen–Hurwitz covariance, so that TP low
+    and FP high are not taken as a joint worst case; the interval is the a/2 quantile of F_α
+    under the first and the 1 − a/2 quantile under the second. With no false negative drawn:
+    [the delta (logit) lower end, a/2, of F_α at FN's upper bound (a/2), 1]. On a pool of
+    20,000 items with 9.6% matches (importance, 500 labels, 500 repetitions) the three-way
+    split over-covered F1 at 0.980; the simulation 0.962. On a world with 25 false negatives
+    in a band below the top (1,000 labels, 400 repetitions) F1's half-width 0.124 → 0.096 at
+    coverage 0.9575.
+
+    Used where the delta rule does not hold on importance draws and the Clopper–Pearson
+    interval at Kish's effective size misreads which count is rare
+    (:func:`counts_overstated`): on amazon_google at 500 labels
+    (importance design) one false negative drawn at weight ~1,350 makes recall 0.03 from a
+    truth of 0.185; Korn & Graubard's n* ≈ 30 with one "success" gave [0.001, 0.17] and
+    recall covered 0.88 over 200 repetitions; this interval covers 0.99.
+
+    >>> w = np.r_[np.full(50, 2.0), np.full(50, 1000.0)]
+    >>> lab = np.r_[np.ones(40), np.zeros(10), 1.0, np.zeros(49)]
+    >>> pred = np.r_[np.ones(50), np.zeros(50)]
+    >>> [round(x, 3) for x in component_ratio_interval(w, lab, pred, 0.0, 0.95)]
+    [0.013, 0.756]
+    """
+    w = np.asarray(w, dtype=np.float64)
+    ell = np.asarray(labels, dtype=np.float64) > 0
+    pred = np.asarray(predictions, dtype=np.float64) > 0
+    a = 1.0 - confidence
+    parts = [(ell & pred, pred)]
+    if alpha > 0.0:
+        parts.append((~ell & pred, pred))
+    if alpha < 1.0:
+        parts.append((ell & ~pred, ~pred))
+    t = w.shape[0]
+    if alpha < 1.0 and t > 1 and all(effective_count(w * c)[0] >= MIN_NORMAL_COUNT
+                                     for c, _ in parts[:-1]):
+        return _sparse_false_negatives(w, parts, alpha, a)
+    bounds = [count_total_interval(w, c, region, a / len(parts)) for c, region in parts]
+    tp_lo, tp_hi = bounds[0]
+    fp_lo, fp_hi = bounds[1] if alpha > 0.0 else (0.0, 0.0)
+    fn_lo, fn_hi = bounds[-1] if alpha < 1.0 else (0.0, 0.0)
+    den_lo = tp_lo + alpha * fp_hi + (1.0 - alpha) * fn_hi
+    den_hi = tp_hi + alpha * fp_lo + (1.0 - alpha) * fn_lo
+    lo = tp_lo / den_lo if den_lo > 0 and math.isfinite(den_lo) else 0.0
+    hi = tp_hi / den_hi if den_hi > 0 and math.isfinite(tp_hi) else 1.0
+    return float(min(max(lo, 0.0), 1.0)), float(min(max(hi, 0.0), 1.0))
+
+
+def counts_overstated(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alpha: float,
+                       n_star: float) -> bool:
+    """Whether the Clopper–Pearson interval at Kish's effective size n* reads more of a count
+    than draws of it were made: n*·ĉ/X̂ > k_c for c among the true positives (ĉ = TP̂), the
+    false positives (α·FP̂, α > 0) and the false negatives ((1 − α)·FN̂, α < 1), the shares
+    of X̂ = TP̂ + α·FP̂ + (1 − α)·FN̂ (Hansen–Hurwitz totals at weights w = 1/q).
+
+    The interval treats R̂ as a binomial proportion of n* trials. Where the weights of the
+    kinds are alike that holds; where one kind is a few heavily weighted draws (one false
+    negative at weight ~1,350 among true positives at weight ~5: recall 0.03 and n* ≈ 30 on
+    amazon_google at 500 labels) it reads 29 failures from one draw, and recall covered 0.88
+    over 200 repetitions. Then :func:`component_ratio_interval` bounds
+    each count from its own draws.
+
+    >>> w = np.array([5.0, 5.0, 1350.0])
+    >>> counts_overstated(w, np.array([1, 1, 1]), np.array([1, 1, 0]), 0.0, 30.0)
+    True
+    >>> counts_overstated(np.ones(3), np.array([1, 1, 1]), np.array([1, 1, 0]), 0.0, 3.0)
+    False
+    """
+    pos, pred = np.asarray(ell) > 0, np.asarray(yhat) > 0
+    kinds = [(pos & pred, 1.0)]
+    if alpha > 0.0:
+        kinds.append((~pos & pred, alpha))
+    if alpha < 1.0:
+        kinds.append((pos & ~pred, 1.0 - alpha))
+    mass = [coef * float(w[c].sum()) for c, coef in kinds]
+    x = sum(mass)
+    if x <= 0.0:
+        return False
+    return any(n_star * m / x > effective_count(w * c)[0] + 1e-9
+               for (c, _), m in zip(kinds, mass))
+
+
+def _sparse_false_negatives(w: np.ndarray, parts: list, alpha: float, a: float
+                            ) -> tuple[float, float]:
+    """:func:`component_ratio_interval` when only the false negatives are few (docstring
+    there): ``parts`` are (count, region) pairs, TP first, FN last."""
+    t = w.shape[0]
+    tp = w * parts[0][0]
+    fp = w * parts[1][0] if alpha > 0.0 else np.zeros(t)
+    tp_hat, fp_hat = float(tp.sum()) / t, float(fp.sum()) / t
+    fn, region = parts[-1]
+    k, w_star = effective_count(w * fn)
+    if k > 0:
+        rng = np.random.default_rng(0)
+        g = rng.standard_gamma(np.array([k + 1.0, k])[:, None], size=(2, SIMULATED))
+        fn_draw = g * w_star / t
+        both = rng.multivariate_normal([tp_hat, fp_hat], np.cov(np.stack([tp, fp])) / t,
+                                       size=SIMULATED, method="svd")
+        tp_draw = np.maximum(both[:, 0], 1e-300)
+        f = tp_draw / (tp_draw + alpha * np.maximum(both[:, 1], 0.0) + (1.0 - alpha) * fn_draw)
+        return float(np.quantile(f[0], a / 2)), float(np.quantile(f[1], 1 - a / 2))
+    _, fn_hi = count_total_interval(w, fn, region, a / 2)
+    den = tp_hat + alpha * fp_hat + (1.0 - alpha) * fn_hi
+    if not math.isfinite(den) or den <= 0:
+        return 0.0, 1.0
+    u = (tp * (alpha * fp_hat + (1.0 - alpha) * fn_hi) - alpha * tp_hat * fp) / den ** 2
+    var = float(((u - u.mean()) ** 2).sum()) / (t * (t - 1))
+    return normal_interval(tp_hat / den, var, 1.0 - a / 2, method="logit")[0], 1.0
+
+
 def normal_interval(est: float, var: float, confidence: float = 0.95,
                     bounds: tuple[float, float] = (0.0, 1.0),
                     method: str = "wald") -> tuple[float, float, float]:
@@ -143,5 +332,6 @@ def normal_interval(est: float, var: float, confidence: float = 0.95,
     return float(max(lo, bounds[0])), float(min(hi, bounds[1])), se
 
 
-__all__ = ["INTERVAL_RULES", "MIN_NORMAL_COUNT", "NORMAL_METHODS", "korn_graubard_interval",
-           "normal_interval", "ratio_interval", "z_value"]
+__all__ = ["INTERVAL_RULES", "MIN_NORMAL_COUNT", "NORMAL_METHODS", "component_ratio_interval",
+           "count_total_interval", "counts_overstated", "korn_graubard_interval", "normal_interval", "ratio_interval",
+           "z_value"]
