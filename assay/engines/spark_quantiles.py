@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from assay.engines.base import OrderKeys
-from assay.engines.locate import BINS, MAX_SPLITS, place_keys, plan_bins
+from assay.engines.locate import BINS, CELL_CLAMP, MAX_SPLITS, place_keys, plan_bins
 from assay.engines.spark_sql import dbl, words
 
 
@@ -60,8 +60,8 @@ class SparkQuantiles:
             # clamped before the cast: a row outside the region (a conjunct Spark may evaluate
             # before the region's) neither overflows a bigint under ANSI mode nor lands in a
             # cell of the region, whose cells all lie within ±2⁵³
-            b = (f"(-CAST(floor(greatest(least((__s - {dbl(lo)}) * {dbl(sc)}, 1.0E17D), "
-                 f"-1.0E17D)) AS BIGINT))")
+            b = (f"(-CAST(floor(greatest(least((__s - {dbl(lo)}) * {dbl(sc)}, "
+                 f"{dbl(CELL_CLAMP)}), {dbl(-CELL_CLAMP)})) AS BIGINT))")
         elif shift is None:     # split by score: bin 0 holds the highest scores
             sc = float(BINS / (hi - lo))
             b = (f"({BINS - 1}L - least(CAST(floor((__s - {dbl(lo)}) * {dbl(sc)})"
