@@ -495,7 +495,7 @@ def test_detection_floors_hold_up_the_strata_below_the_top():
 
 def test_the_count_rule_ignores_failures_in_strata_labelled_in_full():
     """OASIS's draws are uniform within strata, so the normal rule's ten failures are counted
-    as the stratified design's (:func:`assay.core.measures._moving_counts`): a false
+    as the stratified design's (:func:`assay.core.rule_counts.moving_counts`): a false
     negative in a stratum whose items are all labelled counts nothing, one in a stratum
     labelled in part counts 1 − f_h (once, however often drawn)."""
     from assay.core.measures import f_measures

@@ -1,5 +1,5 @@
 """Draws with replacement (importance, OASIS): the exact fallback's effective size must reflect
-where an unseen failure would hide (assay.core.measures._failure_region_size), not the count
+where an unseen failure would hide (assay.core.rule_counts.failure_region_size), not the count
 of labelled items in the ratio's domain.
 
 On the real restaurant pool (45 matches in 149,747 pairs, the prior the logistic of a score
@@ -50,19 +50,19 @@ def test_importance_recall_interval_covers_where_false_negatives_are_rarely_draw
 def test_the_cap_leaves_well_sampled_ratios_alone():
     """A balanced pool drawn nearly uniformly: the cap is far above the domain's count, so
     the interval is the one of before (delta or exact at the count)."""
-    from assay.core.measures import _failure_region_size
+    from assay.core.rule_counts import failure_region_size
     from assay.core.totals import WithReplacementSample
     rng = np.random.default_rng(3)
     q = np.full(400, 1 / 1000)
     yhat = rng.integers(0, 2, (400, 1))
     ell = rng.integers(0, 2, 400)
-    cap = _failure_region_size(WithReplacementSample(q), yhat, ell[:, None].astype(float), 0.0)
+    cap = failure_region_size(WithReplacementSample(q), yhat, ell[:, None].astype(float), 0.0)
     assert cap[0] > 100        # ~200 draws among the predicted negatives × X/N₀ ≈ 1
 
 
 @pytest.mark.slow
 def test_stratified_recall_covers_when_the_false_negatives_below_a_census_are_few():
-    """Stratified draws (assay.core.measures._moving_counts): on the ties world the top stratum
+    """Stratified draws (assay.core.rule_counts.moving_counts): on the ties world the top stratum
     (394 items, 54 false negatives) is labelled in full at 1,000 labels and 19 false negatives
     sit below it at rates of 0.1–2.4%. Counting the census's false negatives toward the delta
     rule's ten gave recall coverage 0.855 (world seed 11, seeds 1000 + r, 200 repetitions;
@@ -93,15 +93,15 @@ def test_census_failures_do_not_count_toward_the_normal_rule():
     """Ten false negatives in a fully labelled stratum and one in a stratum 30 of 3,000
     labelled: the count the delta rule sees is that one at 1 − f = 0.99; ten in a stratum
     labelled 19 of 20 count 0.5 (the hypergeometric variance's 1 − f)."""
-    from assay.core.measures import _moving_counts
+    from assay.core.rule_counts import moving_counts
     from assay.core.totals import StratifiedSample
     stratum = np.array([0] * 20 + [1] * 30)
     ell = np.array([1] * 10 + [0] * 10 + [1] + [0] * 29)
     yhat = np.zeros((50, 1))
-    fail, succ = _moving_counts(StratifiedSample(stratum, np.array([20, 3000])), ell, yhat, 0.0)
+    fail, succ = moving_counts(StratifiedSample(stratum, np.array([20, 3000])), ell, yhat, 0.0)
     assert fail[0] == pytest.approx(0.99) and succ[0] > 10**6
     near = StratifiedSample(np.array([0] * 19 + [1] * 30), np.array([20, 3000]))
-    fail, _ = _moving_counts(near, np.array([1] * 10 + [0] * 9 + [1] + [0] * 29), yhat[:49], 0.0)
+    fail, _ = moving_counts(near, np.array([1] * 10 + [0] * 9 + [1] + [0] * 29), yhat[:49], 0.0)
     assert fail[0] == pytest.approx(10 * 0.05 + 0.99)
 
 

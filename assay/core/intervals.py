@@ -147,7 +147,7 @@ def count_total_interval(w: np.ndarray, c: np.ndarray, region: np.ndarray, a: fl
     500 repetitions; at k* 0.936, and 0.940 with the Clopper–Pearson fallback alone); with
     k = 0 the upper bound takes the weight of the draws that could have been c (``region``:
     e.g. the predicted negatives for a false negative), Σw²/Σw over them — the bound of
-    :func:`assay.core.measures._failure_region_size`, −ln(a/2)·N̂_d/n_d. Otherwise the
+    :func:`assay.core.rule_counts.failure_region_size`, −ln(a/2)·N̂_d/n_d. Otherwise the
     normal interval on the log scale with the Hansen–Hurwitz variance
     Σ(w_t c_t − Ĉ)²/(T(T − 1)).
 

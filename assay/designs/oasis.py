@@ -116,7 +116,7 @@ the stratified design's:
   φ_k·budget distinct labelled items (:meth:`OasisDesign.active_floors`). Every draw records
   the v it was drawn from, so the estimator is unchanged;
 * the normal rule's ten failures counted within strata at 1 − f_h
-  (:func:`assay.core.measures._moving_counts`): draws are uniform within a stratum, so one
+  (:func:`assay.core.rule_counts.moving_counts`): draws are uniform within a stratum, so one
   whose items are all labelled is known, however often its false negatives were drawn, and
   they do not make the delta interval trustworthy when the strata below it showed 0–2
   (the Korn–Graubard fallback then applies: the stratified design's half-widths, 0.068–0.070

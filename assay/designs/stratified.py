@@ -8,7 +8,7 @@ the one under bounds with detection floors for the strata just below the top
 where the budget can afford it.
 
 The floors come with the delta rule's counts taken at 1 − f_h
-(:func:`assay.core.measures._moving_counts`). On without that rule (session 10), the fresh
+(:func:`assay.core.rule_counts.moving_counts`). On without that rule (session 10), the fresh
 clone's ``tests/test_coverage.py`` found abt_buy at 1,000 labels (its ``probability`` column the
 prior) covering recall in 0.868: the floors left the top stratum labelled 376 of 393, whose 23
 false negatives carried a delta interval that the three false negatives below (rarely drawn)
