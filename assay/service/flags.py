@@ -17,8 +17,9 @@ decides afresh what is still open (:mod:`assay.service.resettle`).
 
 A flag is written under the campaign's queue lock (:func:`assay.service.queue._lock`: SQLite's
 ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), which every exhaustive write also takes before
-it reads the flag (:func:`live`), and every vote and undo too (shared:
-:func:`assay.service.queue._lock_shared`), so no such write lands after the flag's.
+it reads the flag (:func:`live`), and the campaign's flag lock (exclusive), which every vote
+and undo takes shared before it reads the flag (:func:`assay.service.queue._lock_flag`,
+:func:`~assay.service.queue._lock_shared`), so no such write lands after the flag's.
 
 A flag is live until cleared:
 
@@ -159,9 +160,9 @@ def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
             d, c = disagreements(conn, camp, annotator, None if got is None else got.cleared_at)
             if not flag_rule(d, c):
                 return False
-    from assay.service.queue import _lock
+    from assay.service.queue import _lock_flag
     with store.engine.begin() as conn:
-        _lock(conn, camp.name)                  # as the exhaustive writes that read it
+        _lock_flag(conn, camp.name)             # as the writes that read it
         if got is None or not got.live:
             values = dict(flagged_at=now(), disagreements=d, compared=c, cleared_at=None,
                           cleared_by=None)

@@ -6,7 +6,7 @@ the annotator's login; a skip is status *skipped*), written with the vote's queu
 one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`` of the row), so
 concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
 second one. The vote reads the annotator's flag (:mod:`assay.service.flags`) in that
-transaction, under the campaign's lock (PostgreSQL: the advisory lock, shared,
+transaction, under the campaign's flag lock (PostgreSQL: an advisory lock, shared,
 :func:`_lock_shared`), so no vote lands after a flag's write; while the flag is live their
 votes count in no decision (:mod:`assay.service.resettle`). The decided label is kept on
 the queue row; the campaign records it under its own annotator when its job resumes
@@ -42,6 +42,7 @@ AGGREGATIONS = ("majority", "dawid-skene")
 LEASE_SECONDS = 600                 # how long an item served to an annotator is held for them
 UNDO_SECONDS = 60.0                 # a decision is held back from the jobs this long (undo)
 _PG_QUEUE_LOCK = 0x61737171         # "assq"
+_PG_FLAG_LOCK = 0x61737166          # "assf": votes (shared) against a flag's write
 
 
 @dataclass(frozen=True)
@@ -204,14 +205,24 @@ def _lock(conn: Any, campaign: str) -> None:
 
 
 def _lock_shared(conn: Any, campaign: str) -> None:
-    """:func:`_lock`'s lock taken shared, on PostgreSQL, by a vote or an undo before it reads
-    the annotator's flag: votes do not wait for one another (the queue row's ``FOR UPDATE``
-    orders the votes of an item), but a flag's write (:func:`assay.service.flags.check`, which
-    takes the lock exclusive) waits for the votes under way and they wait for it. SQLite's
-    write transactions are serial already."""
+    """On PostgreSQL, the campaign's flag lock taken shared, by a vote or an undo before it
+    reads the annotator's flag: votes wait neither for one another (the queue row's ``FOR
+    UPDATE`` orders the votes of an item) nor for the serves, but a flag's write
+    (:func:`_lock_flag`) waits for the votes under way and they wait for it. SQLite's write
+    transactions are serial already."""
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock_shared(:a, hashtext(:c))"),
-                     {"a": _PG_QUEUE_LOCK, "c": campaign})
+                     {"a": _PG_FLAG_LOCK, "c": campaign})
+
+
+def _lock_flag(conn: Any, campaign: str) -> None:
+    """The locks of a flag's write (:func:`assay.service.flags.check`): the campaign's queue
+    lock (:func:`_lock`: the serves and the exhaustive writes) and, on PostgreSQL, its flag
+    lock exclusive (the votes, :func:`_lock_shared`), in that order."""
+    _lock(conn, campaign)
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:a, hashtext(:c))"),
+                     {"a": _PG_FLAG_LOCK, "c": campaign})
 
 
 def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
@@ -246,8 +257,8 @@ def vote(store: LabelStore, camp: CampaignRow, annotator: str, item: str,
 
 def _may_answer(conn: Any, camp: CampaignRow, annotator: str, what: str = "label") -> None:
     """A :class:`QueueError` (403) for the campaign's own annotator name or a flagged
-    annotator: no vote or undo of theirs is taken. The flag is read under the campaign's lock
-    (:func:`_lock_shared`), so a flag being written is waited for and seen, and a flag is
+    annotator: no vote or undo of theirs is taken. The flag is read under the campaign's flag
+    lock (:func:`_lock_shared`), so a flag being written is waited for and seen, and a flag is
     written only once the votes already past this read are committed."""
     if annotator == camp.annotator:
         raise QueueError(f"annotator name {annotator!r} is the campaign's own", 403)

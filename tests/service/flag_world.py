@@ -12,7 +12,7 @@ from assay.labels.schema import now
 from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.service import auth, migrate, queue
-from assay.service.queue import _lock
+from assay.service.queue import _lock_flag
 from assay.service.schema import flags_table
 
 from service_helpers import PASSWORD, USERS
@@ -47,7 +47,7 @@ class World:
         """A live flag of ``who`` (a cleared one is replaced), under the campaign's lock."""
         if conn is None:
             with self.store.engine.begin() as c:
-                _lock(c, self.name)
+                _lock_flag(c, self.name)
                 self.flag(who, c)
             return
         f = flags_table

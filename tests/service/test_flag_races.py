@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from assay.labels.schema import judgments_table
 from assay.service import queue
-from assay.service.queue import _lock
+from assay.service.queue import _lock_flag
 
 from flag_world import BACKENDS, World, store_url
 
@@ -45,7 +45,7 @@ def test_a_vote_waits_for_a_flag_being_written_and_is_refused(tmp_path, request,
         except queue.QueueError as exc:
             got["r"] = exc
     with w.store.engine.begin() as conn:
-        _lock(conn, w.name)
+        _lock_flag(conn, w.name)
         w.flag("ann1", conn)
         t = threading.Thread(target=act)
         t.start()
