@@ -292,12 +292,13 @@ class EngineStratifiedDesign(_ScheduledStrata):
                              "'neyman')")
         self.engine, self.rng, self.seed, self.alpha = engine, rng, int(seed), alpha
         self.allocation_rule, self.method = allocation, method
+        self.floors = bool(floors) and allocation == "neyman"   # floors bound Neyman's weights
         self.strata = strata if strata is not None else engine_strata(engine, method, n_strata)
         sizes = self.strata.sizes
         if allocation == "neyman":
             s1, s0 = engine.segment_prior_sums(self.strata.edges, probability)
             self._weights = neyman_weights(sizes, self.strata.positives, s1, s0, alpha)
-            if floors:
+            if self.floors:
                 self._matches = DETECT_SHARE * float(np.sum(self.strata.positives))
         else:
             self._weights = sizes.astype(np.float64)
@@ -312,12 +313,13 @@ class EngineStratifiedDesign(_ScheduledStrata):
     def params(self) -> dict[str, Any]:
         return {"design": "stratified", "strata": self.method, "n_strata": self.strata.count,
                 "allocation": self.allocation_rule, "budget": self.budget, "alpha": self.alpha,
-                "engine": self.engine.name}
+                "floors": self.floors, "engine": self.engine.name}
 
     def manifest(self) -> Any:
-        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint."""
+        """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint; the
+        allocation, whether its detection floors were on, and the labels per stratum."""
         return self.strata.manifest(self.engine, self.seed, allocation=self.allocation_rule,
-                                    n_h=[int(x) for x in self.n_h])
+                                    floors=self.floors, n_h=[int(x) for x in self.n_h])
 
     def draw(self) -> Draw:
         h = self._next_stratum()

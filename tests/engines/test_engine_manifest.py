@@ -117,3 +117,20 @@ def test_oasis_manifest_follows_an_extended_budget(tmp_path):
     assert (before["floors_budget"], after["floors_budget"]) == (200, 800)
     assert after["detection_floors"] == [float(x) for x in d.phi]
     assert after["detection_floors"] != before["detection_floors"]
+
+
+@pytest.mark.parametrize("floors", [True, False])
+def test_stratified_manifest_records_its_floors(tmp_path, floors):
+    """A stratified run on an engine records whether its detection floors were on (params and
+    manifest), and a design built from the manifest's settings on DuckDB allocates the same
+    labels per stratum."""
+    from assay.designs.stratified import EngineStratifiedDesign
+    df, path = _oasis_pool(tmp_path)
+    d = EngineStratifiedDesign(MemoryEngine(df.drop(columns="label")), 300,
+                               np.random.default_rng(2), seed=2, floors=floors)
+    m = RunManifest.from_dict(json.loads(json.dumps(d.manifest().to_dict())))
+    assert m.extra["floors"] is floors and d.params()["floors"] is floors
+    again = EngineStratifiedDesign(DuckDBEngine(path), 300, np.random.default_rng(2), m.seed,
+                                   allocation=m.extra["allocation"], floors=m.extra["floors"])
+    assert m.verify(DuckDBEngine(path)) == []
+    assert [int(x) for x in again.n_h] == m.extra["n_h"]
