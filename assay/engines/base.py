@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from assay.core.strata import geometric_bounds
+from assay.errors import AssayInputError
 from assay.engines.hashing import MASK
 
 # the columns of a stratum prefix beside the pool's id columns
@@ -49,6 +50,24 @@ class PoolInfo:
     score_min: float
     score_max: float
     fingerprint: str
+
+    def __post_init__(self) -> None:
+        """Scores whose range overflows a double (max − min = ±inf) cannot be binned on any
+        engine (equal-width bins, the finer grid's cells): refused with one line, not a cast
+        error from deep inside the engine's SQL.
+
+        >>> PoolInfo("p.parquet", 2, (), (), "score", "y", 0, -1.7e308, 1.7e308, "")
+        Traceback (most recent call last):
+        ...
+        assay.errors.AssayInputError: p.parquet: column 'score' spans -1.7e+308 to 1.7e+308, a range wider than a double holds (expected scores whose max − min is finite: rescale them, e.g. divide by 1e10; any increasing transform keeps the ranking)
+        """
+        lo, hi = float(self.score_min), float(self.score_max)
+        if self.rows and np.isfinite(lo) and np.isfinite(hi) and not np.isfinite(hi - lo):
+            raise AssayInputError(self.source, f"column {self.score!r} spans {lo:.4g} to "
+                                  f"{hi:.4g}, a range wider than a double holds",
+                                  expected="scores whose max − min is finite: rescale them, "
+                                  "e.g. divide by 1e10; any increasing transform keeps the "
+                                  "ranking")
 
     def histogram_edges(self, bins: int) -> np.ndarray:
         """The m + 1 edges of the m uniform score bins every engine's histogram uses

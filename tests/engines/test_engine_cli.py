@@ -78,6 +78,23 @@ def test_engine_errors_are_one_line(files):
     assert res.exit_code == 2 and "missing column 'label'" in res.output
 
 
+def test_scores_spanning_more_than_a_double_are_one_line(files):
+    """Scores at ±1.7e308 (max − min overflows): DuckDB's bin arithmetic failed with a cast
+    error on NaN ('a value cannot be read'); now the pool is refused with what to do, and no
+    output file is written."""
+    tmp, pool, _ = files
+    wide = pool.assign(score=pool["score"].where(pool.index > 1, [1.7e308, -1.7e308]
+                                                 + [0.0] * (len(pool) - 2)))
+    wide.to_parquet(tmp / "wide.parquet")
+    out = tmp / "out.json"
+    res = runner.invoke(app, ["evaluate", str(tmp / "wide.parquet"), "--labels",
+                              str(tmp / "gold.csv"), "--engine", "duckdb", "--budget", "200",
+                              "--json", str(out)])
+    assert res.exit_code == 2 and "a range wider than a double holds" in res.output, res.output
+    assert "Traceback" not in res.output and "wide.parquet" in res.output
+    assert not out.exists()
+
+
 def test_spark_missing_is_one_line(files, monkeypatch):
     """--engine spark without pyspark, or without Java: one line naming what to install,
     exit code 2, no session started."""
