@@ -33,6 +33,8 @@ from assay.core.types import Estimate
 from assay.errors import EstimationError
 
 MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
+_KINDS = ("true positives and false negatives", "true and false positives and false negatives",
+          "true and false positives")   # the counts that enter F_α: α = 0, 0 < α < 1, α = 1
 WR_SCALE = "logit"  # the delta interval of draws with replacement: see f_measures
 FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
 LOCAL_LEVEL = 0.05   # … and below this one for an excess of matches in one stratum (the labels win)
@@ -97,12 +99,13 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     without strata (importance, passive with replacement) and the Clopper–Pearson interval at
     Kish's effective size reads more successes or failures than were drawn
     (:func:`assay.core.intervals.counts_overstated`: a rare kind made of a few heavy draws),
-    the fallback is :func:`assay.core.intervals.component_ratio_interval` (method
-    ``components``: exact Poisson bounds on the draws of each count; same 30 cells:
-    amazon_google at 500 labels recall 0.88 → 0.99, miscalibrated at 2,000 F1 0.91 → 0.945).
-    OASIS keeps the Clopper–Pearson fallback: its count rule discounts the
-    failures of fully labelled strata (:func:`assay.core.rule_counts.moving_counts`), which raw draw counts would
-    not. Returns one :class:`Estimate` per system.
+    the fallback joins it with :func:`assay.core.intervals.component_ratio_interval` (method
+    ``components``: exact Poisson bounds on the draws of each count; their union, since
+    neither holds everywhere the other fails; same 30 cells: amazon_google at 500 labels
+    recall 0.88 → 0.99, miscalibrated at 2,000 F1 0.91 → 0.945). OASIS keeps the
+    Clopper–Pearson fallback: its count rule discounts the failures of fully labelled strata
+    (:func:`assay.core.rule_counts.moving_counts`), which raw draw counts would not. Returns
+    one :class:`Estimate` per system.
 
     >>> import numpy as np
     >>> from assay.core.totals import StratifiedSample
@@ -180,10 +183,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
         if (method == "exact" and cap is not None and moving is None
                 and counts_overstated(1.0 / np.asarray(sample.q, dtype=np.float64), ell,
                                       yhat[:, j], alpha, n_eff)):
-            # importance draws: exact Poisson bounds on the few draws of each count
-            lo, hi = component_ratio_interval(1.0 / np.asarray(sample.q, dtype=np.float64),
-                                              ell, yhat[:, j], alpha, confidence)
-            lo, hi, method = min(lo, float(r[j])), max(hi, float(r[j])), "components"
+            # importance draws: the union with the interval from the counts (neither holds
+            # everywhere the other fails: assay.core.intervals.component_ratio_interval)
+            c_lo, c_hi = component_ratio_interval(1.0 / np.asarray(sample.q, dtype=np.float64),
+                                                  ell, yhat[:, j], alpha, confidence)
+            lo, hi, method = min(lo, c_lo, float(r[j])), max(hi, c_hi, float(r[j])), "components"
         if known is not None and known[j] > 0:
             # precision: the truth lies in [TP_seen, TP_seen + unlabelled PP] / PP for certain,
             # so cutting the interval to it keeps its coverage and drops what cannot be
@@ -196,11 +200,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                       f"few successes or failures for the normal approximation ({k} of "
                       f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
                       f"side{discount_note(raw, (n_fail, k_rule))}" if method == "exact"
-                      else f"exact Poisson bounds on the draws of each count (true positives, "
-                      f"false positives, false negatives): a kind drawn too few times, at "
-                      f"heavy weights, for the normal approximation ({k} of {int(dom[j])} "
-                      "labelled items in the numerator), so it errs on the wide side"
-                      if method == "components" else "")
+                      else f"exact interval from the counts ({_KINDS[(alpha > 0) + (alpha == 1)]}: "
+                      f"Poisson bounds on the draws of a kind drawn too few times, at heavy "
+                      f"weights, for the normal approximation; {k} of {int(dom[j])} labelled "
+                      "items in the numerator), joined with Clopper-Pearson's, so it errs on "
+                      "the wide side" if method == "components" else "")
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
                             _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen),
                             assumes=None if method == "census" else assumes))

@@ -13,20 +13,28 @@ from assay.core.totals import Sample, StratifiedSample
 
 def discount_note(raw: tuple[float, float], moving: tuple[float, float]) -> str:
     """The exact fallback's note when the delta rule's counts were discounted at 1 − f_h
-    (:func:`moving_counts`): how many failures and successes move the estimate.
+    (:func:`moving_counts`): how many failures and successes move the estimate (a kind none
+    of which was labelled is not named).
 
     >>> discount_note((23, 300), (0.9, 280.0))
     '; of its 23 failures and 300 successes, 0.9 and 280.0 move the estimate (each counted at 1 − f_h, the share of its stratum left unlabelled)'
+    >>> discount_note((0, 13), (0.0, 9.4))
+    '; of its 13 successes, 9.4 move the estimate (each counted at 1 − f_h, the share of its stratum left unlabelled)'
     >>> discount_note((3, 30), (3, 30))
     ''
     """
     if tuple(float(x) for x in raw) == tuple(float(x) for x in moving):
         return ""
     big = np.iinfo(np.int64).max // 8
-    shown = [f"{x:.1f}" if x < big else "all" for x in moving]
-    return (f"; of its {int(raw[0])} failures and {int(raw[1])} successes, {shown[0]} and "
-            f"{shown[1]} move the estimate (each counted at 1 − f_h, the share of its stratum "
-            "left unlabelled)")
+    kinds = [(int(n), "failure" if i == 0 else "success", m)
+             for i, (n, m) in enumerate(zip(raw, moving)) if int(n) > 0]
+    if not kinds:
+        return ""
+    have = " and ".join(f"{n} {w if n == 1 else ('failures' if w == 'failure' else 'successes')}"
+                        for n, w, _ in kinds)
+    move = " and ".join(f"{m:.1f}" if m < big else "all" for _, _, m in kinds)
+    return (f"; of its {have}, {move} move the estimate (each counted at 1 − f_h, the share of "
+            "its stratum left unlabelled)")
 
 
 def moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: float
