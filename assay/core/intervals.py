@@ -227,14 +227,8 @@ def component_ratio_interval(w: np.ndarray, labels: np.ndarray, predictions: np.
     [0.013, 0.755]
     """
     w = np.asarray(w, dtype=np.float64)
-    ell = np.asarray(labels, dtype=np.float64) > 0
-    pred = np.asarray(predictions, dtype=np.float64) > 0
     a = 1.0 - confidence
-    parts = [(ell & pred, pred)]
-    if alpha > 0.0:
-        parts.append((~ell & pred, pred))
-    if alpha < 1.0:
-        parts.append((ell & ~pred, ~pred))
+    parts = [(c, region) for c, _, region in _counts(labels, predictions, alpha)]
     t = w.shape[0]
     if alpha < 1.0 and t > 1 and all(effective_count(w * c)[0] >= MIN_NORMAL_COUNT
                                      for c, _ in parts[:-1]):
@@ -270,18 +264,28 @@ def counts_overstated(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alpha: f
     >>> counts_overstated(np.ones(3), np.array([1, 1, 1]), np.array([1, 1, 0]), 0.0, 3.0)
     False
     """
-    pos, pred = np.asarray(ell) > 0, np.asarray(yhat) > 0
-    kinds = [(pos & pred, 1.0)]
-    if alpha > 0.0:
-        kinds.append((~pos & pred, alpha))
-    if alpha < 1.0:
-        kinds.append((pos & ~pred, 1.0 - alpha))
-    mass = [coef * float(w[c].sum()) for c, coef in kinds]
+    kinds = _counts(ell, yhat, alpha)
+    mass = [coef * float(w[c].sum()) for c, coef, _ in kinds]
     x = sum(mass)
     if x <= 0.0:
         return False
     return any(n_star * m / x > effective_count(w * c)[0] + 1e-9
-               for (c, _), m in zip(kinds, mass))
+               for (c, _, _), m in zip(kinds, mass))
+
+
+def _counts(labels: np.ndarray, predictions: np.ndarray, alpha: float
+            ) -> list[tuple[np.ndarray, float, np.ndarray]]:
+    """The counts that enter F_α's denominator TP + α·FP + (1 − α)·FN, each as (draws of the
+    kind, its coefficient, the draws that could have been of it): true positives always,
+    false positives when α > 0, false negatives when α < 1 (in that order)."""
+    pos = np.asarray(labels, dtype=np.float64) > 0
+    pred = np.asarray(predictions, dtype=np.float64) > 0
+    kinds = [(pos & pred, 1.0, pred)]
+    if alpha > 0.0:
+        kinds.append((~pos & pred, alpha, pred))
+    if alpha < 1.0:
+        kinds.append((pos & ~pred, 1.0 - alpha, ~pred))
+    return kinds
 
 
 def _sparse_false_negatives(w: np.ndarray, parts: list, alpha: float, a: float
@@ -348,5 +352,5 @@ def normal_interval(est: float, var: float, confidence: float = 0.95,
 
 
 __all__ = ["INTERVAL_RULES", "MIN_NORMAL_COUNT", "NORMAL_METHODS", "component_ratio_interval",
-           "count_total_interval", "counts_overstated", "korn_graubard_interval", "normal_interval", "ratio_interval",
-           "z_value"]
+           "count_total_interval", "counts_overstated", "effective_count",
+           "korn_graubard_interval", "normal_interval", "ratio_interval", "z_value"]

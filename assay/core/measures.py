@@ -156,6 +156,9 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     # of either kind (false positives are drawn often, false negatives may never be)
     n_fn = None if cap is None else np.count_nonzero((ell[:, None] > 0) & (yhat == 0), axis=0)
     moving = moving_counts(sample, ell, yhat, alpha)
+    # draws with replacement without strata: their weights, for the interval from the counts
+    w_draw = None if cap is None or moving is not None else 1.0 / np.asarray(sample.q,
+                                                                              dtype=np.float64)
     assumes = _assumes(sample, unseen)
     out = []
     for j in range(m):
@@ -180,13 +183,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                                                confidence, rule, n_fail, k_rule,
                                                float(fraction[j]), WR_SCALE if cap is not None
                                                else "wald")
-        if (method == "exact" and cap is not None and moving is None
-                and counts_overstated(1.0 / np.asarray(sample.q, dtype=np.float64), ell,
-                                      yhat[:, j], alpha, n_eff)):
+        if (method == "exact" and w_draw is not None
+                and counts_overstated(w_draw, ell, yhat[:, j], alpha, n_eff)):
             # importance draws: the union with the interval from the counts (neither holds
             # everywhere the other fails: assay.core.intervals.component_ratio_interval)
-            c_lo, c_hi = component_ratio_interval(1.0 / np.asarray(sample.q, dtype=np.float64),
-                                                  ell, yhat[:, j], alpha, confidence)
+            c_lo, c_hi = component_ratio_interval(w_draw, ell, yhat[:, j], alpha, confidence)
             lo, hi, method = min(lo, c_lo, float(r[j])), max(hi, c_hi, float(r[j])), "components"
         if known is not None and known[j] > 0:
             # precision: the truth lies in [TP_seen, TP_seen + unlabelled PP] / PP for certain,
