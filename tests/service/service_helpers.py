@@ -77,6 +77,19 @@ def make_service(path: Path, k: int = 1, half_width: float = 0.15) -> Service:
     return Service(path, store, camp, keys, w.memb, dict(zip(keys, w.truth.astype(int))))
 
 
+def waits_for(engine, hold, act, patience: float = 1.5) -> None:
+    """Run ``act`` in a thread while ``hold(conn)`` (e.g. a lock taken and a flag written) sits
+    in an open write transaction: assert ``act`` is still waiting after ``patience`` seconds,
+    then commit and let it finish (at most 60 s more)."""
+    with engine.begin() as conn:
+        hold(conn)
+        t = threading.Thread(target=act)
+        t.start()
+        t.join(patience)
+        assert t.is_alive(), "it did not wait for the transaction"
+    t.join(60)
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:

@@ -17,6 +17,23 @@ from assay.service.schema import leases_table
 from flag_world import BACKENDS, store_url
 from test_exhaustive_flags import ACME, ANN, EMPLOYED, Docs
 
+
+def _before_first_write(monkeypatch, who: str, act) -> list[str]:
+    """Run ``act`` just before ``who``'s first exhaustive write transaction opens (after the
+    page's own checks): returns the list that records that it ran."""
+    real, fired = exhaustive._writing, []
+
+    @contextmanager
+    def first(req, campaign, annotator, what):
+        if annotator == who and not fired:
+            fired.append(annotator)
+            act()
+        with real(req, campaign, annotator, what) as conn:
+            yield conn
+    monkeypatch.setattr(exhaustive, "_writing", first)
+    return fired
+
+
 RELATION = json.dumps([{"subject": 0, "relation": "per:employee_of", "object": 1}])
 
 
@@ -52,20 +69,14 @@ def test_a_document_settled_between_the_checks_and_the_write_is_not_written(
     transaction: 409, nothing of ann1's written. With the checks before the transaction ann1's
     work was written done on a settled document (303)."""
     d = Docs(store_url(request, tmp_path, backend), k=1)
-    real, fired = exhaustive._writing, []
 
-    @contextmanager
-    def settled_first(req, campaign, who, what):
-        if who == "ann1" and not fired:
-            fired.append(who)
-            ms = [Mention(0, 7, "Ann Lee", "PER", "Ann Lee"),
-                  Mention(15, 24, "Acme Corp", "ORG", "Acme")]
-            with d.store.engine.begin() as conn:
-                xs.save(conn, d.name, "d1", "ann2", "done", ms, {(0, 1): "per:employee_of"})
-            d.camp.annotate_units({"d1": [EMPLOYED]})
-        with real(req, campaign, who, what) as conn:
-            yield conn
-    monkeypatch.setattr(exhaustive, "_writing", settled_first)
+    def settled_first() -> None:
+        ms = [Mention(0, 7, "Ann Lee", "PER", "Ann Lee"),
+              Mention(15, 24, "Acme Corp", "ORG", "Acme")]
+        with d.store.engine.begin() as conn:
+            xs.save(conn, d.name, "d1", "ann2", "done", ms, {(0, 1): "per:employee_of"})
+        d.camp.annotate_units({"d1": [EMPLOYED]})
+    fired = _before_first_write(monkeypatch, "ann1", settled_first)
     before = d.written()
     r = d.post("ann1", "/exhaustive", unit="d1", mentions=json.dumps([ANN, ACME]),
                relations=RELATION)
@@ -85,18 +96,12 @@ def test_a_draft_does_not_overwrite_mentions_submitted_meanwhile(tmp_path, reque
     stays. With the stage checked before the transaction the draft put the work back to a
     draft (303) while its submitted mentions stayed in the mentions table."""
     d = Docs(store_url(request, tmp_path, backend), k=2)
-    real, fired = exhaustive._writing, []
 
-    @contextmanager
-    def submitted_first(req, campaign, who, what):
-        if who == "ann1" and not fired:
-            fired.append(who)
-            with d.store.engine.begin() as conn:
-                xs.save(conn, d.name, "d1", "ann1", "mentions",
-                        [Mention(0, 7, "Ann Lee", "PER", "Ann Lee")])
-        with real(req, campaign, who, what) as conn:
-            yield conn
-    monkeypatch.setattr(exhaustive, "_writing", submitted_first)
+    def submitted_first() -> None:
+        with d.store.engine.begin() as conn:
+            xs.save(conn, d.name, "d1", "ann1", "mentions",
+                    [Mention(0, 7, "Ann Lee", "PER", "Ann Lee")])
+    fired = _before_first_write(monkeypatch, "ann1", submitted_first)
     r = d.post("ann1", "/exhaustive/draft", unit="d1", mentions=json.dumps([ANN, ACME]))
     assert fired == ["ann1"]
     assert r.status_code == 409, (r.status_code, r.text[:300])

@@ -5,7 +5,6 @@ finished make no truth and their drafts hold no document; an admin's clear resto
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from html import unescape
 from urllib.parse import unquote
@@ -23,7 +22,7 @@ from assay.service.app import create_app
 from assay.service.queue import _lock
 from assay.service.schema import audit_table, flags_table, leases_table, mentions_table
 
-from service_helpers import PASSWORD, USERS, csrf_of, login
+from service_helpers import PASSWORD, USERS, csrf_of, login, waits_for
 
 TEXT = "Ann Lee joined Acme Corp in 2010. Bo Chan lives in Paris."
 ANN = {"start": 0, "end": 7, "text": "Ann Lee", "type": "PER"}
@@ -166,14 +165,10 @@ def test_a_write_waits_for_a_flag_being_written_and_is_refused(tmp_path, request
 
     def draft() -> None:
         got["r"] = d.post("ann1", "/exhaustive/draft", unit="d1", mentions=json.dumps([ANN]))
-    with d.store.engine.begin() as conn:
+    def flag(conn) -> None:
         _lock(conn, d.name)
         d.flag("ann1", conn)
-        t = threading.Thread(target=draft)
-        t.start()
-        t.join(1.5)
-        assert t.is_alive()                          # waiting for the lock
-    t.join(60)
+    waits_for(d.store.engine, flag, draft)       # the draft waits for the lock
     assert got["r"].status_code == 403, got["r"].text[:300]
     assert d.written() == before
 

@@ -3,8 +3,6 @@ campaign's lock, so a vote posted while a flag is being written waits for it and
 (403, nothing written), on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 from sqlalchemy import select
 
@@ -13,6 +11,7 @@ from assay.service import queue
 from assay.service.queue import _lock_flag
 
 from flag_world import BACKENDS, World, store_url
+from service_helpers import waits_for
 
 
 @BACKENDS
@@ -44,14 +43,10 @@ def test_a_vote_waits_for_a_flag_being_written_and_is_refused(tmp_path, request,
             got["r"] = "written"
         except queue.QueueError as exc:
             got["r"] = exc
-    with w.store.engine.begin() as conn:
+    def flag(conn) -> None:
         _lock_flag(conn, w.name)
         w.flag("ann1", conn)
-        t = threading.Thread(target=act)
-        t.start()
-        t.join(1.5)
-        assert t.is_alive(), got          # waiting for the flag's transaction
-    t.join(60)
+    waits_for(w.store.engine, flag, act)         # the vote waits for the flag's transaction
     assert isinstance(got["r"], queue.QueueError), got
     assert got["r"].status == 403 and "'ann1' is flagged" in str(got["r"])
     assert mine() == before
