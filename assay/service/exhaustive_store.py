@@ -64,11 +64,16 @@ class Work:
 def documents_k(engine: Engine, campaign: str) -> int:
     """Annotators per document: the campaign's own setting, else its queue's k
     (:func:`assay.service.queue.settings`: the service's default, 3, when it has none)."""
-    from assay.service.queue import settings
     with engine.connect() as conn:
-        k = conn.execute(select(exhaustive_settings_table.c.k).where(
-            exhaustive_settings_table.c.campaign == campaign)).scalar()
-    return settings(engine, campaign).k if k is None else int(k)
+        return documents_k_in(conn, campaign)
+
+
+def documents_k_in(conn: Any, campaign: str) -> int:
+    """:func:`documents_k` read on ``conn`` (e.g. inside a write transaction)."""
+    from assay.service.queue import settings_in
+    k = conn.execute(select(exhaustive_settings_table.c.k).where(
+        exhaustive_settings_table.c.campaign == campaign)).scalar()
+    return settings_in(conn, campaign).k if k is None else int(k)
 
 
 def set_documents_k(engine: Engine, campaign: str, k: int) -> None:

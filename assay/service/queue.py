@@ -67,8 +67,13 @@ class Settings:
 
 def settings(engine: Engine, campaign: str) -> Settings:
     with engine.connect() as conn:
-        row = conn.execute(select(campaign_settings_table).where(
-            campaign_settings_table.c.campaign == campaign)).first()
+        return settings_in(conn, campaign)
+
+
+def settings_in(conn: Any, campaign: str) -> Settings:
+    """:func:`settings` read on ``conn`` (e.g. inside a write transaction)."""
+    row = conn.execute(select(campaign_settings_table).where(
+        campaign_settings_table.c.campaign == campaign)).first()
     return Settings() if row is None else Settings(int(row.k), int(row.daily_limit),
                                                    str(row.aggregation), int(row.min_output))
 

@@ -35,7 +35,7 @@ from assay.labels.schema import Status, judgments_table, now
 from assay.labels.store import LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service.auth import audit
-from assay.service.schema import campaign_settings_table, queue_table, records_table
+from assay.service.schema import queue_table, records_table
 
 
 def follow(conn: Any, camp: CampaignRow, item: str, decided: int | None) -> None:
@@ -48,19 +48,12 @@ def follow(conn: Any, camp: CampaignRow, item: str, decided: int | None) -> None
         value=decided, status=(Status.SKIPPED if decided is None else Status.JUDGED).value))
 
 
-def _k(conn: Any, campaign: str) -> int:
-    from assay.service.queue import DEFAULT_K
-    t = campaign_settings_table
-    k = conn.execute(select(t.c.k).where(t.c.campaign == campaign)).scalar()
-    return DEFAULT_K if k is None else int(k)
-
-
 def redecide(conn: Any, camp: CampaignRow, items: list[str], only_open: bool) -> list[str]:
     """Decide ``items`` again from their votes now (live-flagged annotators' left out), in the
     caller's write transaction; ``only_open``: the open ones only. Returns the items whose
     decision or state changed."""
-    from assay.service.queue import _nobody_left, _votes, decide
-    q, k, changed = queue_table, _k(conn, camp.name), []
+    from assay.service.queue import _nobody_left, _votes, decide, settings_in
+    q, k, changed = queue_table, settings_in(conn, camp.name).k, []
     for item in items:
         row = conn.execute(select(q).where((q.c.campaign == camp.name) & (q.c.item == item))
                            .with_for_update()).first()
@@ -95,9 +88,7 @@ def _resettle_documents(conn: Any, camp: CampaignRow, annotator: str) -> list[st
         ).scalars().all()) & xs.recorded(conn, camp.id)
     if not mine:
         return []
-    got = conn.execute(select(xs.exhaustive_settings_table.c.k).where(
-        xs.exhaustive_settings_table.c.campaign == camp.name)).scalar()
-    k = _k(conn, camp.name) if got is None else int(got)
+    k = xs.documents_k_in(conn, camp.name)
     texts = {r.record: str(json.loads(r.data).get("text") or "") for r in conn.execute(
         select(records_table.c.record, records_table.c.data).where(
             (records_table.c.campaign == camp.name) & records_table.c.record.in_(mine)))}
