@@ -111,16 +111,21 @@ class EngineOasisDesign(OasisDesign):
 
     def manifest(self) -> Any:
         """The run manifest: hash spec, seed, edges, stratum sizes, pool fingerprint, and the
-        settings that shape v: ε, the defensive share and the detection ``floors`` (on or off;
-        when on, the budget they are for and the shares φ_k, full precision, as the latest
-        :meth:`extend` set them), so another engine can rebuild the run's v and check it."""
+        settings that shape v: α (the F-measure v is optimal for; the floors depend on it too),
+        ε, the prior's strength and decay, the v* form, the probability column (or None), the
+        defensive share and the detection ``floors`` (on or off; when on, the budget they are
+        for and the shares φ_k, full precision, as the latest :meth:`extend` set them), so
+        another engine can rebuild the run's v and check it."""
         floors: dict[str, Any] = {"floors": self.floors}
         if self.floors and self.budget is not None:
             floors["floors_budget"] = int(self.budget)
             floors["detection_floors"] = [float(x) for x in self.phi]
         return self.engine_strata.manifest(self.engine, self.seed, design="oasis",
-                                           epsilon=self.epsilon, defensive=self.defensive,
-                                           **floors)
+                                           alpha=self.alpha, epsilon=self.epsilon,
+                                           prior_strength=float(self.eta),
+                                           decaying_prior=self.decaying_prior,
+                                           v_star=self.v_star_form, probability=self.probability,
+                                           defensive=self.defensive, **floors)
 
 
 __all__ = ["EngineOasisDesign"]

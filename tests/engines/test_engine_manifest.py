@@ -92,9 +92,13 @@ def test_oasis_manifest_records_the_detection_floors(tmp_path, floors):
         assert [round(x, 6) for x in phi] == run.params["detection_floors"]
     duck = DuckDBEngine(path)
     assert m.verify(duck) == []
+    assert m.extra["alpha"] == run.params["alpha"] and m.extra["probability"] is None
     again = EngineOasisDesign(duck, m.extra.get("floors_budget", 300),
-                              np.random.default_rng(5), m.seed, epsilon=m.extra["epsilon"],
-                              defensive=m.extra["defensive"], floors=m.extra["floors"])
+                              np.random.default_rng(5), m.seed, alpha=m.extra["alpha"],
+                              epsilon=m.extra["epsilon"], defensive=m.extra["defensive"],
+                              prior_strength=m.extra["prior_strength"],
+                              decaying_prior=m.extra["decaying_prior"],
+                              v_star=m.extra["v_star"], floors=m.extra["floors"])
     got = again.manifest()
     assert got.sizes == m.sizes and got.extra.keys() == m.extra.keys()
     if floors:
