@@ -27,7 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from assay.core.intervals import component_ratio_interval, counts_overstated, ratio_interval
-from assay.core.rule_counts import discount_note, failure_region_size, moving_counts
+from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
+                                    moving_counts)
 from assay.core.totals import Sample, StratifiedSample, unseen_positive_bound
 from assay.core.types import Estimate
 from assay.errors import EstimationError
@@ -155,10 +156,13 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     # F_α, 0 < α < 1: the normal approximation needs false negatives too, not only failures
     # of either kind (false positives are drawn often, false negatives may never be)
     n_fn = None if cap is None else np.count_nonzero((ell[:, None] > 0) & (yhat == 0), axis=0)
+    n_fp = None if cap is None else np.count_nonzero((ell[:, None] == 0) & (yhat > 0), axis=0)
     moving = moving_counts(sample, ell, yhat, alpha)
     # draws with replacement without strata: their weights, for the interval from the counts
     w_draw = None if cap is None or moving is not None else 1.0 / np.asarray(sample.q,
                                                                               dtype=np.float64)
+    # … whose rule counts each kind at Kish's effective size (a few heavy draws are few)
+    kish = None if w_draw is None else effective_rule_counts(w_draw, ell, yhat, alpha)
     assumes = _assumes(sample, unseen)
     out = []
     for j in range(m):
@@ -179,6 +183,9 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
         k_rule, raw = k, (n_fail, k)
         if moving is not None:  # strata: only failures where the sample is partial move r̂
             n_fail, k_rule = min(n_fail, moving[0][j]), min(k, moving[1][j])
+        elif kish is not None:  # (F_α: the fewer of the two kinds, as for strata)
+            raw = (min(n_fail, int(n_fp[j])) if 0.0 < alpha < 1.0 else n_fail, k)
+            n_fail, k_rule = min(raw[0], kish[0][j]), min(k, kish[1][j])
         lo, hi, method, n_eff = ratio_interval(float(r[j]), float(var[j]), n_exact,
                                                confidence, rule, n_fail, k_rule,
                                                float(fraction[j]), WR_SCALE if cap is not None
@@ -200,7 +207,7 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                       else f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
                       f"few successes or failures for the normal approximation ({k} of "
                       f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
-                      f"side{discount_note(raw, (n_fail, k_rule))}" if method == "exact"
+                      f"side{discount_note(raw, (n_fail, k_rule), kish is not None)}" if method == "exact"
                       else f"exact interval from the counts ({_KINDS[(alpha > 0) + (alpha == 1)]}: "
                       f"Poisson bounds on the draws of a kind drawn too few times, at heavy "
                       f"weights, for the normal approximation; {k} of {int(dom[j])} labelled "
