@@ -14,7 +14,8 @@ with labels drawn independently, ``label ~ Bernoulli(ρ(r))``, the score the log
 the scorer believes in (``logit ρ(r)`` with a vanishing tie-breaker, so the ranking is strict)
 and the prediction the top ``predicted`` ranks. Each family then breaks one assumption: matches
 the score does not see, a second family lower down, ties, a weak score, miscalibrated
-probabilities, a rate that is not monotone in the score. ``World.facts`` holds what the
+probabilities, a rate that is not monotone in the score, predictions that do not follow the
+score. ``World.facts`` holds what the
 generator realised (counts of each kind of match, the rank of every row), for the tests.
 
 :func:`assessor_error_world` is the stratified (TREC) counterpart: a two-run collection whose
@@ -27,17 +28,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from assay.simulation import Population, make_population
+from assay.worlds_assessor import AssessorWorld, assessor_error_world
 
 __all__ = ["World", "AssessorWorld", "truth_of", "knee_rate", "make_realistic",
            "make_second_family", "make_score_blind", "make_ultra_rare", "make_ties",
            "make_weak_balanced", "make_miscalibrated", "make_non_monotone",
-           "make_duplicate_scores", "assessor_error_world", "WORLDS"]
+           "make_duplicate_scores", "make_off_score", "assessor_error_world", "WORLDS"]
 
 _TIE_BREAK = 1e-9      # score step between consecutive ranks (far below any rounding used here)
 
@@ -179,6 +180,31 @@ def make_second_family(rng: np.random.Generator, n: int = 100_000, share: float 
     pred = (np.arange(n) < knee).astype(np.int8)
     return _build(rng, "second_family", params, label, _ranked_score(rate), pred, family,
                   facts={"second": added, "band": (lo, hi)})
+
+
+def make_off_score(rng: np.random.Generator, n: int = 100_000, share: float = 0.3,
+                   band: tuple[float, float] = (0.05, 0.20), knee: int = 150,
+                   p0: float = 0.85, beta: float = 2.5) -> World:
+    """Breaks *the predictions follow the score*: the system's output comes from another model
+    than the score the design sorts by (a second system in a campaign, a score column from
+    blocking). Its top ``knee`` ranks are predicted, and ``share`` of its predicted positives
+    are scattered uniformly over a band of ranks (by default the 5th–20th percentile) where
+    the match rate is ~10⁻⁴: false positives that a design led by the score draws rarely and
+    weighs heavily (the rare, heavy kind of F1's and precision's counts).
+
+    >>> w = make_off_score(np.random.default_rng(6), 20_000)
+    >>> f = w.facts; round(f["off_score"] / f["predicted"], 2), f["off_score_fp"] >= 60
+    (0.3, True)
+    """
+    params = dict(n=n, share=share, band=band, knee=knee, p0=p0, beta=beta)
+    label, rate = _top_family(rng, n, knee, p0, beta)
+    lo, hi = int(band[0] * n), int(band[1] * n)
+    pred = (np.arange(n) < knee).astype(np.int8)
+    off = lo + rng.choice(hi - lo, size=_extra_count(knee, share), replace=False)
+    pred[off] = 1
+    return _build(rng, "off_score", params, label, _ranked_score(rate), pred,
+                  facts={"off_score": int(off.size), "off_score_fp": int((label[off] == 0).sum()),
+                         "band": (lo, hi)})
 
 
 def _top_plus_uniform(rng: np.random.Generator, name: str, fact: str, n: int, share: float,
@@ -348,55 +374,6 @@ def make_non_monotone(rng: np.random.Generator, n: int = 100_000, dip: int = 30,
                          "bump_rate": mean(lo, hi), "before_bump_rate": mean(lo // 2, lo)})
 
 
-@dataclass(frozen=True, eq=False)
-class AssessorWorld:
-    """A stratified two-run collection with fallible assessments, and the sampling regime it is
-    evaluated under (first-phase ``assessments``, second-phase ``adjudications``)."""
-
-    name: str
-    population: Population
-    assessments: int
-    adjudications: int
-    params: dict[str, Any]
-
-    @property
-    def truth(self) -> dict[str, np.ndarray]:
-        return self.population.truth()
-
-
-def assessor_error_world(rng: np.random.Generator, p_bottom: float = 0.001,
-                         fpr_bottom: float = 0.02, fpr_other: float | Sequence[float] = 0.0,
-                         fnr_bottom: float = 0.15, fnr_other: float | Sequence[float] = 0.15,
-                         sizes: tuple[int, ...] = (1200, 1500, 1300, 96000),
-                         p_top: tuple[float, float, float] = (0.85, 0.30, 0.55),
-                         unassessable: float = 0.01, assessments: int = 1500,
-                         adjudications: int = 300) -> AssessorWorld:
-    """Breaks *assessor error spread evenly enough to be seen*: issue 11's hard regime of
-    double sampling. Two runs A, B stratify 100,000 documents into 11/10/01/00 (the bottom
-    stratum, returned by neither, holds 96%); relevance p_bottom = 0.1% in the bottom stratum,
-    assessor false positives (2%) only there — twenty times its relevant documents — and
-    false negatives 15% everywhere; 1,500 assessments, 300 adjudications. ``fpr_other`` and
-    ``fnr_other`` (one rate, or one per upper stratum) set the error elsewhere. The population
-    is :func:`assay.simulation.make_population`'s.
-
-    >>> w = assessor_error_world(np.random.default_rng(10))
-    >>> c = w.population.counts; int(c[3, 2]) > 10 * int(c[3, 3:].sum()), int(c[:3, 2].sum())
-    (True, 0)
-    """
-    params = dict(p_bottom=p_bottom, fpr_bottom=fpr_bottom, fpr_other=fpr_other,
-                  fnr_bottom=fnr_bottom, fnr_other=fnr_other, sizes=sizes, p_top=p_top,
-                  unassessable=unassessable, assessments=assessments,
-                  adjudications=adjudications)
-    pat = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], bool)
-    L = len(sizes)
-    fpr = list(np.broadcast_to(np.asarray(fpr_other, float), (L - 1,))) + [fpr_bottom]
-    fnr = list(np.broadcast_to(np.asarray(fnr_other, float), (L - 1,))) + [fnr_bottom]
-    pop = make_population(list(sizes), list(p_top) + [p_bottom], fpr, fnr, pat, rng,
-                          unassessable=unassessable, run_ids=("A", "B"),
-                          strata=("11", "10", "01", "00"))
-    return AssessorWorld("assessor_error", pop, assessments, adjudications, params)
-
-
 WORLDS: dict[str, Callable[..., World]] = {
     "realistic": functools.partial(make_realistic, n=100_000),
     "second_family": functools.partial(make_second_family, n=100_000),
@@ -409,4 +386,5 @@ WORLDS: dict[str, Callable[..., World]] = {
     "miscalibrated_probability": functools.partial(make_miscalibrated, n=100_000,
                                                    probability=True),
     "non_monotone": functools.partial(make_non_monotone, n=100_000),
+    "off_score": functools.partial(make_off_score, n=100_000),
 }

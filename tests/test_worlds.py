@@ -12,7 +12,7 @@ from assay.core.measures import true_f_measure
 from assay.stratified import allocate_adjudication, allocate_by_rule, estimate_arrays
 from assay.simulation import simulate_two_phase as simulate
 from assay.worlds import (WORLDS, assessor_error_world, knee_rate, make_duplicate_scores,
-                          make_miscalibrated, make_non_monotone, make_realistic,
+                          make_miscalibrated, make_off_score, make_non_monotone, make_realistic,
                           make_score_blind, make_second_family, make_ties, make_ultra_rare,
                           make_weak_balanced, truth_of)
 
@@ -31,7 +31,7 @@ def by_rank(w) -> pd.DataFrame:
 def test_registry_defaults_and_docstrings():
     assert set(WORLDS) == {"realistic", "second_family", "score_blind", "ultra_rare", "ties",
                            "duplicate_scores", "weak_balanced", "miscalibrated",
-                           "miscalibrated_probability", "non_monotone"}
+                           "miscalibrated_probability", "non_monotone", "off_score"}
     for name, gen in WORLDS.items():
         assert gen.keywords["n"] == (1_000_000 if name == "ultra_rare" else 100_000)
         doc = gen.func.__doc__
@@ -96,6 +96,19 @@ def test_knee_rate():
     r = knee_rate(1000, 10, 0.5, 2.0)
     assert (r[:10] == 0.5).all() and r[99] == pytest.approx(0.5 * 0.01)
     assert np.all(np.diff(r) <= 0)
+
+
+def test_off_score_predictions_sit_in_the_band_and_are_false_positives():
+    w = make_off_score(rng(1))
+    lo, hi = w.facts["band"]
+    f = by_rank(w)
+    pred = f["prediction"].to_numpy()
+    assert pred[:150].all() and not pred[150:lo].any() and not pred[hi:].any()
+    assert int(pred[lo:hi].sum()) == w.facts["off_score"] == 64     # 0.3 of 214 predicted
+    assert w.facts["off_score_fp"] >= 62                            # rate ~1e-4 in the band
+    # the score sorts them where the top family's rate is low: ~40 times below the knee's
+    assert float(f["score"].iloc[lo]) < float(f["score"].iloc[150]) - 3.5
+    assert 0.55 < w.truth["precision"] < 0.68
 
 
 def test_second_family_rate_rises_again_in_the_band():
