@@ -148,11 +148,13 @@ def _votes(conn: Any, camp: CampaignRow, item: str) -> tuple[int, int]:
 
 
 def _nobody_left(conn: Any, camp: CampaignRow, item: str) -> bool:
-    """Whether every active annotator account has answered ``item`` (a label or a skip)."""
+    """Whether every active annotator account has answered ``item`` (a label or a skip), the
+    live-flagged ones left out: they are served nothing, so their answer is not awaited."""
     j, u = judgments_table, users_table
     answered = select(j.c.annotator).where((j.c.dataset == camp.dataset) & (j.c.item == item))
     left = conn.execute(select(func.count()).select_from(u).where(
-        (u.c.role == "annotator") & (u.c.active == 1) & u.c.name.not_in(answered))).scalar_one()
+        (u.c.role == "annotator") & (u.c.active == 1) & u.c.name.not_in(answered)
+        & u.c.name.not_in(_flagged(camp.name)))).scalar_one()
     return int(left) == 0
 
 

@@ -17,7 +17,10 @@ called by :func:`assay.service.flags.check`):
   annotators done (:func:`assay.service.exhaustive_model.settled` over max(k, their number)): the
   same truth is kept, another replaces it, and none (more annotators needed) takes the truth
   back, so the document is offered again. The campaign's unit tables are written on the flag's
-  connection (another would wait for it on SQLite).
+  connection (another would wait for it on SQLite);
+* every open item that a skip left waiting only for live-flagged annotators (every other
+  active annotator has answered it and no label is decided) is closed *undecidable*
+  (:func:`close_unanswerable`): the flagged are served nothing, so their answer is not awaited.
 
 A clear (:func:`cleared`, after :func:`assay.service.flags.clear`) decides again the open
 items they labelled, their votes counted again, as the documents they finished are settled
@@ -75,6 +78,37 @@ def redecide(conn: Any, camp: CampaignRow, items: list[str], only_open: bool) ->
     return changed
 
 
+def close_unanswerable(conn: Any, store: LabelStore, camp: CampaignRow,
+                       annotator: str) -> list[str]:
+    """The open items that a skip left waiting only for live-flagged annotators, closed
+    *undecidable* (as :func:`assay.service.queue.vote_in` closes an item every active annotator
+    has answered, one skipping it, with no label decided): a flagged annotator is served
+    nothing, so their answer is not awaited (:func:`assay.service.queue._nobody_left`).
+    Audited ``undecidable`` (by ``annotator``, the flag's); returns the items closed."""
+    from assay.service.queue import _flagged, _nobody_left, _votes, decide, settings_in
+    q, j, k = queue_table, judgments_table, settings_in(conn, camp.name).k
+    skipped = select(j.c.item).where(
+        (j.c.dataset == camp.dataset) & (j.c.status == Status.SKIPPED.value)
+        & (j.c.annotator != camp.annotator) & j.c.annotator.not_in(_flagged(camp.name)))
+    items = conn.execute(select(q.c.item).where(
+        (q.c.campaign == camp.name) & q.c.resolved_at.is_(None) & q.c.item.in_(skipped))
+        .order_by(q.c.id)).scalars().all()
+    closed = []
+    for item in items:
+        ones, zeros = _votes(conn, camp, item)
+        decided, _ = decide(ones, zeros, k)
+        if decided is not None or not _nobody_left(conn, camp, item):
+            continue
+        conn.execute(update(q).where((q.c.campaign == camp.name) & (q.c.item == item)
+                                     & q.c.resolved_at.is_(None))
+                     .values(value=None, resolved_at=now()))
+        follow(conn, camp, item, None)
+        audit(store.engine, annotator, "undecidable", camp.name, item,
+              {"ones": ones, "zeros": zeros, "flagged": annotator}, conn=conn)
+        closed.append(str(item))
+    return closed
+
+
 def _resettle_documents(conn: Any, camp: CampaignRow, annotator: str) -> list[str]:
     """The documents ``annotator`` finished whose truth is recorded, settled again without
     the live-flagged annotators' work (the module's docstring); returns those changed."""
@@ -123,6 +157,7 @@ def flagged(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str) -> 
     """In the transaction that writes ``annotator``'s flag (under the campaign's lock): what
     was decided with their work decided afresh without it (the module's docstring)."""
     items = redecide(conn, camp, _labelled(conn, camp, annotator), only_open=False)
+    items += [i for i in close_unanswerable(conn, store, camp, annotator) if i not in items]
     docs = _resettle_documents(conn, camp, annotator)
     if items or docs:
         audit(store.engine, annotator, "flag-redecided", camp.name,
@@ -142,4 +177,4 @@ def cleared(store: LabelStore, camp: CampaignRow, annotator: str) -> list[str]:
     return items
 
 
-__all__ = ["cleared", "flagged", "follow", "redecide"]
+__all__ = ["cleared", "close_unanswerable", "flagged", "follow", "redecide"]
