@@ -58,10 +58,59 @@ def scores_for(store: LabelStore, campaign: str, user: User,
     400."""
     if level not in LEVELS:
         raise HTTPException(400, f"level {level!r}: expected one of {', '.join(LEVELS)}")
-    rep = OnDemandCampaign.open(store, campaign).report(level=level)
+    camp = OnDemandCampaign.open(store, campaign)
+    rep = camp.report(level=level)
     systems = [s for s in rep.systems if visible(user, s.name)]
+    notes = rep.notes if user.role == "admin" else []
     return dataclasses.replace(rep, systems=systems,
-                               notes=rep.notes if user.role == "admin" else [])
+                               notes=notes + relabelling_notes(store, camp.row, systems))
+
+
+def relabelling(store: LabelStore, row: CampaignRow) -> dict[str, int]:
+    """Per system, its drawn items whose label a flag took back and that wait for it again:
+    the campaign's recorded label a skip while the queue item is open (reopened by a flag,
+    :mod:`assay.service.resettle`). The estimates, re-made from the label store at every
+    view, leave them out until a vote decides them again; the decision is then written to the
+    campaign's label (:func:`assay.service.resettle.follow`) and they count again, so no
+    replacement is drawn (it would change the draws the design made). The key ``""``: the
+    campaign's distinct such items."""
+    from assay.labels.schema import Status, judgments_table as j
+    from assay.ondemand.schema import od_draws_table as d, systems_table as s
+    from assay.service.schema import queue_table as q
+    took = select(j.c.item).where((j.c.dataset == row.dataset)
+                                  & (j.c.annotator == row.annotator)
+                                  & (j.c.status == Status.SKIPPED.value))
+    reopened = select(q.c.item).where((q.c.campaign == row.name) & q.c.resolved_at.is_(None)
+                                      & q.c.item.in_(took))
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(s.c.name, d.c.item).distinct().join(
+            s, s.c.id == d.c.system_id).where((d.c.campaign_id == row.id)
+                                              & d.c.item.in_(reopened))).all()
+    out: dict[str, int] = {}
+    for name, _ in rows:
+        out[str(name)] = out.get(str(name), 0) + 1
+    if rows:
+        out[""] = len({i for _, i in rows})
+    return out
+
+
+def relabelling_notes(store: LabelStore, row: CampaignRow, systems: list[Any]) -> list[str]:
+    """The notes of :func:`relabelling` for the report of ``systems`` (those the caller may
+    see; the campaign's count names no system)."""
+    got = relabelling(store, row)
+    if not got:
+        return []
+    n = got[""]
+    out = [f"{n} drawn item{'s' if n != 1 else ''} wait{'' if n != 1 else 's'} for a label "
+           "again (a flagged annotator's vote took it back): the estimates leave "
+           f"{'them' if n != 1 else 'it'} out until decided again, then count "
+           f"{'them' if n != 1 else 'it'} again"]
+    for sy in systems:
+        if got.get(sy.name):
+            m = got[sy.name]
+            out.append(f"{sy.name}: {m} of its drawn items wait{'' if m != 1 else 's'} for "
+                       "a label again")
+    return out
 
 
 def plot_png(rep: CampaignReport) -> bytes | None:
@@ -161,5 +210,5 @@ def add_records(store: LabelStore, campaign: str, rows: list[dict[str, Any]],
 
 
 __all__ = ["add_records", "campaign_row", "campaigns", "display", "highlight", "plot_png",
-           "score_rows", "scores_for",
+           "relabelling", "relabelling_notes", "score_rows", "scores_for",
            "split_key", "visible"]
