@@ -8,7 +8,8 @@ exhaustive-annotation pages and after a Label Studio import their labels are che
 document, and their votes (on the page, the API and in a Label Studio import), undos and
 exhaustive annotations are refused (403, :func:`refusal`) until an admin clears the flag
 (:func:`clear`, audited ``flag-cleared``). After a clear the rule is applied afresh to the
-labels they give from then on (the majority still counts every label of the item). While the
+labels they give from then on. The majority the rule compares with leaves out the labels of
+the other live-flagged annotators (:func:`disagreements`), as the queue's decisions do. While the
 flag is live their votes count in no item's decision, the exhaustive annotations they finished
 make no document's truth and their unfinished ones hold no document (:func:`flagged`, read by
 :mod:`assay.service.queue` and :mod:`assay.service.exhaustive_store`); what was decided with
@@ -61,18 +62,23 @@ class Flag:
 
 def _count_statement(since: bool) -> Any:
     """(value, ones, n) of each of an annotator's judged labels: ``ones`` and ``n`` the sum
-    and number of the item's human labels. Bound parameters ``dataset``, ``annotator``,
-    ``own`` (the campaign's annotator) and, with ``since``, ``since``; built once, as building
-    the statement cost more than running it."""
-    j = judgments_table
+    and number of the item's human labels, those of the other live-flagged annotators left
+    out. Bound parameters ``dataset``, ``annotator``, ``own`` (the campaign's annotator),
+    ``campaign`` and, with ``since``, ``since``; built once, as building the statement cost
+    more than running it."""
+    j, f = judgments_table, flags_table
     m, o = j.alias("m"), j.alias("o")
     judged = Status.JUDGED.value
     mine = ((m.c.dataset == bindparam("dataset")) & (m.c.annotator == bindparam("annotator"))
             & (m.c.status == judged))
     if since:
         mine = mine & (m.c.created_at > bindparam("since", type_=DateTime))
+    out = select(f.c.annotator).where((f.c.campaign == bindparam("campaign"))
+                                      & f.c.cleared_at.is_(None)
+                                      & (f.c.annotator != bindparam("annotator")))
     theirs = ((o.c.dataset == m.c.dataset) & (o.c.item == m.c.item)
-              & (o.c.annotator != bindparam("own")) & (o.c.status == judged))
+              & (o.c.annotator != bindparam("own")) & (o.c.status == judged)
+              & o.c.annotator.not_in(out))
     return select(m.c.value,                    # correlated: by the item's key, per label
                   select(func.sum(o.c.value)).where(theirs).scalar_subquery(),
                   select(func.count()).select_from(o).where(theirs).scalar_subquery()
@@ -85,8 +91,10 @@ _COUNT = {False: _count_statement(False), True: _count_statement(True)}
 def disagreements(conn: Any, camp: CampaignRow, annotator: str,
                   since: dt.datetime | None = None) -> tuple[int, int]:
     """(disagreements, compared) of ``annotator``'s labels given after ``since`` (all when
-    None) with the strict majority of every human label of the item, over items with two or
-    more labels — :func:`assay.service.quality.report`'s count for one annotator; (0, 0) when
+    None) with the strict majority of the item's human labels but those of the *other*
+    live-flagged annotators (their labels count in no decision, so they make no honest
+    annotator look bad), over items with two or more such labels —
+    :func:`assay.service.quality.report`'s count for one annotator; (0, 0) when
     they gave no more than :data:`~assay.service.quality.FLAG_COUNT` labels after ``since``
     (the rule cannot hold).
 
@@ -98,7 +106,7 @@ def disagreements(conn: Any, camp: CampaignRow, annotator: str,
     if annotator == camp.annotator:             # the campaign's own labels are not human
         return 0, 0
     params: dict[str, Any] = {"dataset": camp.dataset, "annotator": annotator,
-                              "own": camp.annotator}
+                              "own": camp.annotator, "campaign": camp.name}
     if since is not None:
         params["since"] = since
     rows = conn.execute(_COUNT[since is not None], params).all()

@@ -7,7 +7,10 @@ majority.
 The agreement figures (κ, and Dawid–Skene against the majority) leave out the labels of the
 annotators with a live flag (:mod:`assay.service.flags`): while flagged their work counts in no
 figure of the campaign, as in no decision; each annotator's own row (their disagreements, the
-rule) still counts every label, theirs included, so that the admin sees why they were flagged.
+rule) still counts every label of theirs, so that the admin sees why they were flagged. The
+majority each annotator's labels are compared with leaves out the labels of the *other*
+live-flagged annotators, as the flag rule's does (:func:`assay.service.flags.disagreements`):
+a flagged annotator makes no honest one look bad.
 
 Fleiss' κ with a varying number of raters per item (Fleiss 1971, eq. 2–5 with P_i over each
 item's own n_i):  P_i = (Σ_j n_ij² − n_i) / (n_i (n_i − 1)),  P̄ = mean_i P_i,
@@ -93,9 +96,20 @@ def _majority(v: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
     return counts, major, counts.sum(axis=1) >= 2
 
 
+def _against(mine: pd.DataFrame, major: pd.Series, multi: pd.Series) -> tuple[int, int, bool]:
+    """(compared, disagreements, the rule) of one annotator's labels ``mine`` against the
+    items' strict majority ``major`` (-1: a tie), over items with two or more labels
+    (``multi``), both of :func:`_majority`."""
+    m = mine["task"].map(major)
+    c = mine[(m >= 0) & mine["task"].map(multi)]
+    d = int((c["label"] != m[c.index]).sum())
+    return len(c), d, flag_rule(d, len(c))
+
+
 def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
     """κ and the Dawid–Skene differences (live-flagged annotators' labels left out, the
-    module's docstring), per-annotator disagreements with the majority and the rule."""
+    module's docstring), per-annotator disagreements with the majority (the other flagged
+    annotators' labels left out: :func:`_against`) and the rule."""
     from assay.service.flags import flagged
     from assay.service.gold import accuracy
     golds = accuracy(store, camp)
@@ -103,18 +117,17 @@ def report(store: LabelStore, camp: CampaignRow) -> QualityReport:
     if v.empty:
         return QualityReport(0, 0, float("nan"), 0, [
             AnnotatorQuality(w, 0, 0, 0, False, *golds[w]) for w in sorted(golds)])
-    counts, major, multi = _majority(v)
-    v = v.assign(major=v["task"].map(major), multi=v["task"].map(multi))
-    cmp = v[(v["major"] >= 0) & v["multi"]]
-    out = []
-    for w, g in v.groupby("worker"):
-        c = cmp[cmp["worker"] == w]
-        d = int((c["label"] != c["major"]).sum())
-        out.append(AnnotatorQuality(str(w), len(g), len(c), d, flag_rule(d, len(c)),
-                                    *golds.get(str(w), (0, 0))))
+    counts = _majority(v)[0]
     with store.engine.connect() as conn:
         out_ = flagged(conn, camp.name)
-    kept = v[~v["worker"].isin(out_)][["task", "worker", "label"]]
+    kept = v[~v["worker"].isin(out_)]
+    honest = _majority(kept)[1:] if not kept.empty else None
+    out = []
+    for w, g in v.groupby("worker"):      # a flagged annotator: the others' and their labels
+        base = _majority(pd.concat([kept, g]))[1:] if w in out_ else honest
+        assert base is not None
+        out.append(AnnotatorQuality(str(w), len(g), *_against(g, *base),
+                                    *golds.get(str(w), (0, 0))))
     kappa, ds_differs = float("nan"), 0
     if not kept.empty:
         kcounts, kmajor, kmulti = _majority(kept)
