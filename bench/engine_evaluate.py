@@ -52,6 +52,27 @@ U3 = f"(({hash_sql(3, 'id::UBIGINT')}) >> 11)::DOUBLE / 9007199254740992.0"
 LABEL = f"CAST({U3} < 1 / (1 + exp(3 - score)) AS TINYINT)"     # the gold label of a row
 
 
+def agreement(a: object, b: object) -> str:
+    """``identical``, or every text field equal and the numbers within a relative difference
+    (OASIS's prior and importance's Σsd are sums each engine adds in its own order), or
+    ``differ``."""
+    worst = 0.0
+
+    def walk(x: object, y: object) -> bool:
+        nonlocal worst
+        if isinstance(x, dict) and isinstance(y, dict):
+            return x.keys() == y.keys() and all(walk(x[k], y[k]) for k in x)
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(walk(u, v) for u, v in zip(x, y))
+        if isinstance(x, float) and isinstance(y, float):
+            worst = max(worst, abs(x - y) / max(abs(x), abs(y), 1e-300))
+            return True
+        return x == y
+    if not walk(a, b):
+        return "differ"
+    return "identical" if worst == 0.0 else f"equal to {worst:.0e} (relative)"
+
+
 def gold_file(pool: Path, rows: int, console: Console) -> Path:
     gold = Path(f"/tmp/assay_gold_{rows}.parquet")
     if not gold.exists():
@@ -180,7 +201,7 @@ def side_by_side(engines: list[str], runs: dict, splits: dict) -> list[str]:
            "estimate, interval, every metric):", "",
            "| rows | design | engine | wall s | CPU s | peak RSS GiB | set-up s | next item µs | "
            f"wall ratio | CPU ratio | memory ratio | set-up ratio | next-item ratio | "
-           f"estimates = {base}'s |",
+           f"estimates against {base}'s |",
            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for (rows, design), by in runs.items():
         b, bs = by.get(base), splits.get((rows, design), {}).get(base)
@@ -191,7 +212,7 @@ def side_by_side(engines: list[str], runs: dict, splits: dict) -> list[str]:
 
             def ratio(x: float | None, y: float | None) -> str:
                 return "—" if x is None or not y else f"{x / y:.2f}"
-            same = "—" if b is None else str(r["estimates"] == b["estimates"])
+            same = "—" if b is None else agreement(r["estimates"], b["estimates"])
             out.append(
                 f"| {rows:,} | {design} | {eng} | {r['wall']:.1f} | {r['cpu']:.1f} | "
                 f"{r['peak'] / 2**30:.2f} | {sp['setup'] if sp else float('nan'):.1f} | "
