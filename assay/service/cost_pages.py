@@ -8,10 +8,10 @@
   field leaves that price as it is) — audited ``prices``;
 * ``POST /admin/flags/clear`` (admins; form ``campaign``, ``annotator``) — audited
   ``flag-cleared``; 404 when the annotator has no live flag. The exhaustive documents they
-  finished count again, and those they now settle get their truth
-  (:func:`assay.service.exhaustive.settle_cleared`; the JSON answer names them, ``settled``);
-  the open queue items they labelled are decided again with their votes
-  (:func:`assay.service.resettle.cleared`; ``redecided``).
+  finished count again, and those they now settle get their truth (the JSON answer names
+  them, ``settled``); the open queue items they labelled are decided again with their votes
+  (``redecided``): the clear and both in one write transaction
+  (:func:`assay.service.resettle.clear`).
 
 A session's POST carries its CSRF token (:func:`assay.service.app.need_post`); with an API token
 the POSTs answer JSON instead of a redirect.
@@ -84,14 +84,13 @@ async def admin_flag_clear(request: Request) -> Response:
     c, form = await need_post(request, "admin")
     name = _campaign(request, str(form.get("campaign", "")))
     who = str(form.get("annotator", ""))
-    if not flags.clear(store_of(request).engine, name, who, c.user.name):
-        raise HTTPException(404, f"annotator {who[:80]!r} has no live flag in {name!r}")
-    from assay.service.exhaustive import settle_cleared
-    from assay.service.resettle import cleared
+    from assay.service.resettle import clear
     row = views.campaign_row(store_of(request), name)
     assert row is not None
-    redecided = cleared(store_of(request), row, who)
-    settled = settle_cleared(store_of(request), name, who)
+    got = clear(store_of(request), row, who, c.user.name)
+    if got is None:
+        raise HTTPException(404, f"annotator {who[:80]!r} has no live flag in {name!r}")
+    redecided, settled = got
     if c.via == "token":
         return JSONResponse({"campaign": name, "cleared": who, "settled": settled,
                              "redecided": redecided})

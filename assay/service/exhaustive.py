@@ -13,7 +13,8 @@ Up to k annotators do each document (``POST /exhaustive/settings``, admin; defau
 :func:`~assay.service.exhaustive_store.documents_k`); as soon as the ones done settle it (the
 items more than half of the k give, :func:`~assay.service.exhaustive_model.settled`: a third of
 three only when two disagree), the items (``subject canonical <TAB> relation <TAB> object
-canonical``) are the unit's truth, recorded with :meth:`OnDemandCampaign.annotate_units`. The admin page shows the
+canonical``) are the unit's truth, recorded by :func:`settle` (as
+:meth:`OnDemandCampaign.annotate_units` records units). The admin page shows the
 annotators' agreement on mentions (mean pairwise span F1). ``POST /exhaustive`` with
 ``mentions`` and ``relations`` (JSON; relations as ``{"subject": i, "relation": r, "object":
 j}`` by index) does both tasks at once (the API's form). Unlinked mentions are clustered across
@@ -26,7 +27,7 @@ flagged after the first check and before the write gets nothing written. While t
 the documents they finished count toward no document's truth and their drafts hold no document
 (:mod:`assay.service.exhaustive_store`), and a truth their work made before the flag is
 settled again without it (:mod:`assay.service.resettle`); when an admin clears it, the
-documents they finished are settled afresh with them (:func:`settle_cleared`).
+documents they finished are settled afresh with them (:func:`assay.service.resettle.clear`).
 """
 from __future__ import annotations
 
@@ -40,7 +41,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select, update
 
 from assay.errors import AssayError, AssayInputError
-from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.service import exhaustive_store as xs
 from assay.service import views
@@ -205,7 +205,8 @@ async def finish(request: Request) -> Response:
     no truth, fewer than k counted annotators done; their stage; the corpus's size) are made
     inside the write transaction, under the campaign's lock (:func:`_writing`), so no
     concurrent finish slips between a check and the write. The caller's lease of the document
-    is released in that transaction."""
+    is released in that transaction; the document's truth is then recorded when the
+    annotators done settle it (:func:`settle`)."""
     c, form, camp, unit, text = await _document(request)
     engine, name, who = store_of(request).engine, camp.row.name, c.user.name
     both = "mentions" in form           # both tasks at once (the API's form)
@@ -249,7 +250,8 @@ async def finish(request: Request) -> Response:
               {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
                "true_items": len(keys)}, conn=conn)
     try:
-        truth = _settle(camp, unit, text, done, k)
+        with engine.begin() as conn:
+            truth = settle(conn, camp.row, unit, text, done, k)
     except AssayError as exc:
         raise HTTPException(409, " ".join(str(exc).split())) from None
     if truth is None:
@@ -269,42 +271,18 @@ def _still_open(conn: Any, camp: OnDemandCampaign, unit: str, who: str, k: int) 
                                  "meanwhile; nothing written")
 
 
-def _settle(camp: OnDemandCampaign, unit: str, text: str, done: Mapping[str, xs.Work],
-            k: int) -> list[str] | None:
+def settle(conn: Any, row: Any, unit: str, text: str, done: Mapping[str, xs.Work],
+           k: int) -> list[str] | None:
     """The document's truth when the counted annotators done with it settle it
-    (:func:`~assay.service.exhaustive_model.settled` over max(k, their number)), recorded
-    with :meth:`OnDemandCampaign.annotate_units`; None (nothing recorded) when they do not."""
+    (:func:`~assay.service.exhaustive_model.settled` over max(k, their number)), recorded in
+    the caller's write transaction (:func:`~assay.service.exhaustive_store.record_truth`: the
+    corpus-size check and the write in one step); None (nothing recorded) when they do not.
+    ``row``: the campaign's row."""
     truth = settled([true_items(d.mentions, d.relations, text) for d in done.values()],
                     max(k, len(done)))
     if truth is not None:
-        camp.annotate_units({unit: truth})
+        xs.record_truth(conn, row, unit, truth)
     return truth
-
-
-def settle_cleared(store: LabelStore, campaign: str, annotator: str) -> list[str]:
-    """After ``annotator``'s flag is cleared: every document they finished that has no truth
-    yet is settled afresh, their work counted again (:func:`_settle`); returns the documents
-    whose truth is now recorded. One that cannot be recorded (the campaign's corpus size
-    reached, another truth recorded meanwhile) is left as it is."""
-    engine = store.engine
-    docs = xs.texts(engine, campaign)
-    if not docs:
-        return []
-    camp = OnDemandCampaign.open(store, campaign)
-    have = set(camp.od.units(camp.row.id))
-    k = xs.documents_k(engine, campaign)
-    with engine.connect() as conn:
-        states = xs._states(conn, campaign)
-        works = {u: xs.counted_works(conn, campaign, u) for u in sorted(docs)
-                 if u not in have and states.get(u, {}).get(annotator) == "done"}
-    out = []
-    for unit, done in works.items():
-        try:
-            if _settle(camp, unit, docs[unit], done, k) is not None:
-                out.append(unit)
-        except AssayError:
-            continue
-    return out
 
 
 @router.post("/exhaustive/settings")
@@ -373,4 +351,4 @@ async def clusters_post(request: Request) -> Response:
     return RedirectResponse(f"/clusters?campaign={quote(campaign)}", status_code=303)
 
 
-__all__ = ["RELATIONS", "TYPES", "router", "settle_cleared"]
+__all__ = ["RELATIONS", "TYPES", "router", "settle"]

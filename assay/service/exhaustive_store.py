@@ -23,9 +23,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, select
+from sqlalchemy import (Column, DateTime, Integer, String, Table, Text, delete, insert,
+                        select)
 from sqlalchemy.engine import Engine
 
+from assay.errors import AssayInputError
 from assay.labels.schema import now
 from assay.service.exhaustive_model import (Agreement, Mention, mention_agreement,
                                             pair_tasks, relation_kappa)
@@ -109,8 +111,13 @@ def work_in(conn: Any, campaign: str, unit: str, annotator: str) -> Work | None:
 def texts(engine: Engine, campaign: str) -> dict[str, str]:
     """The campaign's documents: kept records with a ``text`` field."""
     with engine.connect() as conn:
-        rows = conn.execute(select(records_table.c.record, records_table.c.data).where(
-            records_table.c.campaign == campaign).order_by(records_table.c.record)).all()
+        return texts_in(conn, campaign)
+
+
+def texts_in(conn: Any, campaign: str) -> dict[str, str]:
+    """:func:`texts` read on ``conn`` (e.g. inside a write transaction)."""
+    rows = conn.execute(select(records_table.c.record, records_table.c.data).where(
+        records_table.c.campaign == campaign).order_by(records_table.c.record)).all()
     out = {}
     for r in rows:
         text = json.loads(r.data).get("text")
@@ -242,6 +249,36 @@ def recorded(conn: Any, campaign_id: int) -> set[str]:
                .scalars().all())
 
 
+def record_truth(conn: Any, camp: Any, unit: str, truth: list[str]) -> None:
+    """Record ``unit``'s truth (its true item keys, possibly none) in the caller's write
+    transaction (under the campaign's lock), as :meth:`OnDemandCampaign.annotate_units` does
+    on its own: so the corpus-size check and the write are one step, and two finishes of
+    different documents cannot both pass it. ``camp``: the campaign's row. An
+    :class:`~assay.errors.AssayInputError` (nothing written) when the corpus's number of units
+    is unknown or reached, or the unit is recorded with other true items; the same truth
+    again writes nothing."""
+    from assay.ondemand.schema import campaigns_table as c
+    from assay.ondemand.schema import unit_truth_table as ut
+    from assay.ondemand.schema import units_table as u
+    have = recorded(conn, camp.id)
+    if unit in have:
+        got = set(conn.execute(select(ut.c.item).where(
+            (ut.c.campaign_id == camp.id) & (ut.c.unit == unit))).scalars().all())
+        if got != set(truth):
+            raise AssayInputError(f"document {unit}", "already annotated with other true "
+                                  "items", expected="each unit annotated once")
+        return
+    corpus = conn.execute(select(c.c.corpus_units).where(c.c.id == camp.id)).scalar()
+    if corpus is None or len(have) + 1 > int(corpus):
+        raise AssayInputError(f"campaign {camp.name!r}", f"{len(have) + 1} annotated units in "
+                              f"a corpus of {corpus}", expected="at most as many as the corpus "
+                              "(assay campaign new --corpus-units)")
+    conn.execute(insert(u).values(campaign_id=camp.id, unit=unit, created_at=now()))
+    if truth:
+        conn.execute(insert(ut), [{"campaign_id": camp.id, "unit": unit, "item": i}
+                                  for i in sorted(set(truth))])
+
+
 def release(conn: Any, campaign: str, unit: str, annotator: str) -> None:
     """Release ``annotator``'s lease of the document (in the caller's transaction): done with
     it, they hold it no more."""
@@ -334,6 +371,6 @@ def summaries(engine: Engine, campaigns: list[str]) -> list[Summary]:
 
 
 __all__ = ["STATES", "Summary", "Work", "agreement", "counted_works", "documents_k",
-           "done_works", "exhaustive_settings_table", "lease", "offered", "recorded",
-           "relation_agreement", "release", "save", "set_documents_k", "summaries", "texts",
-           "work", "work_in", "work_table"]
+           "done_works", "exhaustive_settings_table", "lease", "offered", "record_truth",
+           "recorded", "relation_agreement", "release", "save", "set_documents_k", "summaries",
+           "texts", "texts_in", "work", "work_in", "work_table"]

@@ -194,16 +194,22 @@ def check(store: LabelStore, camp: CampaignRow, annotator: str) -> bool:
 
 
 def clear(engine: Engine, campaign: str, annotator: str, by: str) -> bool:
-    """Clear ``annotator``'s live flag in ``campaign`` (audited); False when there is none."""
-    f = flags_table
+    """Clear ``annotator``'s live flag in ``campaign`` (audited); False when there is none.
+    The flag alone: :func:`assay.service.resettle.clear` also counts their work again, in
+    the same transaction."""
     with engine.begin() as conn:
-        n = conn.execute(update(f).where((f.c.campaign == campaign)
-                                         & (f.c.annotator == annotator)
-                                         & f.c.cleared_at.is_(None))
-                         .values(cleared_at=now(), cleared_by=by)).rowcount
-        if n:
-            audit(engine, by, "flag-cleared", campaign, detail={"annotator": annotator},
-                  conn=conn)
+        return clear_in(conn, engine, campaign, annotator, by)
+
+
+def clear_in(conn: Any, engine: Engine, campaign: str, annotator: str, by: str) -> bool:
+    """:func:`clear` in the caller's write transaction ``conn``."""
+    f = flags_table
+    n = conn.execute(update(f).where((f.c.campaign == campaign) & (f.c.annotator == annotator)
+                                     & f.c.cleared_at.is_(None))
+                     .values(cleared_at=now(), cleared_by=by)).rowcount
+    if n:
+        audit(engine, by, "flag-cleared", campaign, detail={"annotator": annotator},
+              conn=conn)
     return bool(n)
 
 
@@ -216,4 +222,5 @@ def flags(engine: Engine, campaign: str) -> dict[str, Flag]:
         return {n: got for n in names if (got := _row(conn, campaign, n)) is not None}
 
 
-__all__ = ["Flag", "check", "clear", "disagreements", "flagged", "flags", "live", "refusal"]
+__all__ = ["Flag", "check", "clear", "clear_in", "disagreements", "flagged", "flags", "live",
+           "refusal"]

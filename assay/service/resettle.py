@@ -22,9 +22,9 @@ called by :func:`assay.service.flags.check`):
   active annotator has answered it and no label is decided) is closed *undecidable*
   (:func:`close_unanswerable`): the flagged are served nothing, so their answer is not awaited.
 
-A clear (:func:`cleared`, after :func:`assay.service.flags.clear`) decides again the open
-items they labelled, their votes counted again, as the documents they finished are settled
-afresh (:func:`assay.service.exhaustive.settle_cleared`); what was decided without them
+A clear (:func:`clear`: the flag's clear and what follows, one write transaction under the
+campaign's locks) decides again the open items they labelled, their votes counted again, and
+settles afresh the documents they finished that have no truth; what was decided without them
 meanwhile stays. Both are audited (``flag-redecided``) with the items changed.
 """
 from __future__ import annotations
@@ -164,6 +164,54 @@ def flagged(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str) -> 
               detail={"items": items, "documents": docs}, conn=conn)
 
 
+def _settle_cleared(conn: Any, camp: CampaignRow, annotator: str) -> list[str]:
+    """After ``annotator``'s flag is cleared (in the clear's transaction): every document they
+    finished that has no truth yet settled afresh, their work counted again
+    (:func:`assay.service.exhaustive.settle`); returns the documents whose truth is now
+    recorded. One that cannot be recorded (the corpus's number of units reached) is left as
+    it is."""
+    from assay.errors import AssayError
+    from assay.service import exhaustive_store as xs
+    from assay.service.exhaustive import settle
+    docs = xs.texts_in(conn, camp.name)
+    if not docs:
+        return []
+    have, k = xs.recorded(conn, camp.id), xs.documents_k_in(conn, camp.name)
+    states = xs._states(conn, camp.name)
+    out = []
+    for unit in sorted(docs):
+        if unit in have or states.get(unit, {}).get(annotator) != "done":
+            continue
+        try:
+            if settle(conn, camp, unit, docs[unit], xs.counted_works(conn, camp.name, unit),
+                      k) is not None:
+                out.append(unit)
+        except AssayError:          # checked before anything is written: nothing to undo
+            continue
+    return out
+
+
+def clear(store: LabelStore, camp: CampaignRow, annotator: str,
+          by: str) -> tuple[list[str], list[str]] | None:
+    """Clear ``annotator``'s live flag (:func:`assay.service.flags.clear`, audited) and count
+    their work again, in one write transaction under the campaign's locks (as a flag's write:
+    :func:`assay.service.queue._lock_flag`): the open items they labelled decided again
+    (:func:`redecide`) and the documents they finished with no truth settled afresh
+    (:func:`_settle_cleared`). Returns (items redecided, documents settled); None, nothing
+    written, when they have no live flag."""
+    from assay.service.flags import clear_in
+    from assay.service.queue import _lock_flag
+    with store.engine.begin() as conn:
+        _lock_flag(conn, camp.name)
+        if not clear_in(conn, store.engine, camp.name, annotator, by):
+            return None
+        items = redecide(conn, camp, _labelled(conn, camp, annotator), only_open=True)
+        if items:
+            audit(store.engine, annotator, "flag-redecided", camp.name,
+                  detail={"items": items, "documents": []}, conn=conn)
+        return items, _settle_cleared(conn, camp, annotator)
+
+
 def cleared(store: LabelStore, camp: CampaignRow, annotator: str) -> list[str]:
     """After ``annotator``'s flag is cleared: the open items they labelled decided again, their
     votes counted (one write transaction under the campaign's lock); returns those changed."""
@@ -177,4 +225,4 @@ def cleared(store: LabelStore, camp: CampaignRow, annotator: str) -> list[str]:
     return items
 
 
-__all__ = ["cleared", "close_unanswerable", "flagged", "follow", "redecide"]
+__all__ = ["clear", "cleared", "close_unanswerable", "flagged", "follow", "redecide"]
