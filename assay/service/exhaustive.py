@@ -13,8 +13,8 @@ Up to k annotators do each document (``POST /exhaustive/settings``, admin; defau
 :func:`~assay.service.exhaustive_store.documents_k`); as soon as the ones done settle it (the
 items more than half of the k give, :func:`~assay.service.exhaustive_model.settled`: a third of
 three only when two disagree), the items (``subject canonical <TAB> relation <TAB> object
-canonical``) are the unit's truth, recorded by :func:`settle` (as
-:meth:`OnDemandCampaign.annotate_units` records units). The admin page shows the
+canonical``) are the unit's truth, recorded in the finish's own write transaction
+(:func:`settle`, as :meth:`OnDemandCampaign.annotate_units` records units). The admin page shows the
 annotators' agreement on mentions (mean pairwise span F1). ``POST /exhaustive`` with
 ``mentions`` and ``relations`` (JSON; relations as ``{"subject": i, "relation": r, "object":
 j}`` by index) does both tasks at once (the API's form). Unlinked mentions are clustered across
@@ -205,8 +205,9 @@ async def finish(request: Request) -> Response:
     no truth, fewer than k counted annotators done; their stage; the corpus's size) are made
     inside the write transaction, under the campaign's lock (:func:`_writing`), so no
     concurrent finish slips between a check and the write. The caller's lease of the document
-    is released in that transaction; the document's truth is then recorded when the
-    annotators done settle it (:func:`settle`)."""
+    is released in that transaction, and the document's truth recorded when the annotators
+    done settle it (:func:`settle`): one transaction, so two finishes of different documents
+    cannot both pass the corpus-size check."""
     c, form, camp, unit, text = await _document(request)
     engine, name, who = store_of(request).engine, camp.row.name, c.user.name
     both = "mentions" in form           # both tasks at once (the API's form)
@@ -249,11 +250,10 @@ async def finish(request: Request) -> Response:
         audit(engine, who, "exhaustive", name, unit,
               {"mentions": len(ms), "relations": [[a, b, v] for (a, b), v in chosen.items()],
                "true_items": len(keys)}, conn=conn)
-    try:
-        with engine.begin() as conn:
+        try:
             truth = settle(conn, camp.row, unit, text, done, k)
-    except AssayError as exc:
-        raise HTTPException(409, " ".join(str(exc).split())) from None
+        except AssayError as exc:                       # the transaction is rolled back
+            raise HTTPException(409, " ".join(str(exc).split())) from None
     if truth is None:
         left = k - len(done)
         return _back(name, f"document {unit} done: waiting for {left} more "
