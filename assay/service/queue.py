@@ -7,10 +7,11 @@ one transaction (SQLite ``BEGIN IMMEDIATE``; PostgreSQL ``SELECT … FOR UPDATE`
 concurrent votes never decide an item twice and a re-posted vote is the same judgment, not a
 second one. The vote reads the annotator's flag (:mod:`assay.service.flags`) in that
 transaction, under the campaign's flag lock (PostgreSQL: an advisory lock, shared,
-:func:`_lock_shared`), so no vote lands after a flag's write; while the flag is live their
-votes count in no decision (:mod:`assay.service.resettle`). The decided label is kept on
-the queue row; the campaign records it under its own annotator when its job resumes
-(:mod:`assay.service.jobs`).
+:func:`assay.service.locks.flag_lock_shared`), so no vote lands after a flag's write; while
+the flag is live their votes count in no decision (:mod:`assay.service.resettle`). The
+decided label is kept on the queue row; the campaign records it under its own annotator when
+its job resumes (:mod:`assay.service.jobs`). The campaign's locks are in
+:mod:`assay.service.locks`.
 
 Undo. An annotator takes back their latest answer (:func:`undo`), the deciding one included: a
 decision is held back from the jobs for :data:`UNDO_SECONDS` (:func:`settled_before`), and
@@ -24,7 +25,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sqlalchemy import and_, delete, exists, func, insert, select, text, update
+from sqlalchemy import and_, delete, exists, func, insert, select, update
 from sqlalchemy.engine import Engine
 
 from assay.labels.schema import Status, judgments_table, now
@@ -32,6 +33,9 @@ from assay.labels.store import Judgment, LabelStore
 from assay.ondemand.store import CampaignRow
 from assay.service import gold
 from assay.service.auth import audit
+from assay.service.locks import flag_lock as _lock_flag
+from assay.service.locks import flag_lock_shared as _lock_shared
+from assay.service.locks import queue_lock as _lock
 from assay.service.schema import (campaign_settings_table, flags_table, leases_table,
                                   queue_table, users_table)
 
@@ -41,8 +45,6 @@ DEFAULT_MIN_OUTPUT = 20
 AGGREGATIONS = ("majority", "dawid-skene")
 LEASE_SECONDS = 600                 # how long an item served to an annotator is held for them
 UNDO_SECONDS = 60.0                 # a decision is held back from the jobs this long (undo)
-_PG_QUEUE_LOCK = 0x61737171         # "assq"
-_PG_FLAG_LOCK = 0x61737166          # "assf": votes (shared) against a flag's write
 
 
 @dataclass(frozen=True)
@@ -201,35 +203,6 @@ def next_item(store: LabelStore, camp: CampaignRow, annotator: str) -> str | Non
             conn.execute(insert(le).values(campaign=camp.name, item=real, annotator=annotator,
                                            expires_at=t + dt.timedelta(seconds=LEASE_SECONDS)))
     return None if real is None else (gold.due(store, camp, annotator) or real)
-
-
-def _lock(conn: Any, campaign: str) -> None:
-    """Serialise a campaign's queue writes on PostgreSQL (SQLite's write transactions begin
-    IMMEDIATE and are serial already)."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:a, hashtext(:c))"),
-                     {"a": _PG_QUEUE_LOCK, "c": campaign})
-
-
-def _lock_shared(conn: Any, campaign: str) -> None:
-    """On PostgreSQL, the campaign's flag lock taken shared, by a vote or an undo before it
-    reads the annotator's flag: votes wait neither for one another (the queue row's ``FOR
-    UPDATE`` orders the votes of an item) nor for the serves, but a flag's write
-    (:func:`_lock_flag`) waits for the votes under way and they wait for it. SQLite's write
-    transactions are serial already."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock_shared(:a, hashtext(:c))"),
-                     {"a": _PG_FLAG_LOCK, "c": campaign})
-
-
-def _lock_flag(conn: Any, campaign: str) -> None:
-    """The locks of a flag's write (:func:`assay.service.flags.check`): the campaign's queue
-    lock (:func:`_lock`: the serves and the exhaustive writes) and, on PostgreSQL, its flag
-    lock exclusive (the votes, :func:`_lock_shared`), in that order."""
-    _lock(conn, campaign)
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:a, hashtext(:c))"),
-                     {"a": _PG_FLAG_LOCK, "c": campaign})
 
 
 def open_count(store: LabelStore, campaign: str) -> tuple[int, int]:
@@ -407,6 +380,6 @@ def undecidable(store: LabelStore, campaign: str) -> list[str]:
             .order_by(q.c.id)).scalars().all()]
 
 
-__all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "DEFAULT_MIN_OUTPUT", "QueueError", "Settings", "decide", "decided",
-           "enqueue", "next_item", "open_count", "set_settings", "settings", "settled_before",
-           "undecidable", "undo", "vote", "vote_in"]
+__all__ = ["DEFAULT_DAILY_LIMIT", "DEFAULT_K", "DEFAULT_MIN_OUTPUT", "QueueError", "Settings",
+           "decide", "decided", "enqueue", "next_item", "open_count", "set_settings",
+           "settings", "settled_before", "undecidable", "undo", "vote", "vote_in"]
