@@ -13,6 +13,8 @@ called by :func:`assay.service.flags.check`):
   label follows (:func:`follow`): the new decision, or a skip while the item is reopened or
   undecidable — the estimates treat the item as unlabelled then, as an undecidable one — and
   the vote that decides it again writes the decision there (:func:`assay.service.queue.vote_in`);
+  a job's pending claim of that label is given it too, so a decision the job read just before
+  the flag is not recorded after it;
 * every document they finished whose truth is recorded is settled again from the other
   annotators done (:func:`assay.service.exhaustive_model.settled` over max(k, their number)): the
   same truth is kept, another replaces it, and none (more annotators needed) takes the truth
@@ -41,14 +43,23 @@ from assay.service.auth import audit
 from assay.service.schema import queue_table, records_table
 
 
-def follow(conn: Any, camp: CampaignRow, item: str, decided: int | None) -> None:
+def follow(conn: Any, camp: CampaignRow, item: str, decided: int | None,
+           claims: bool = False) -> None:
     """The campaign's recorded label of ``item``, if it has one, made the queue's decision
-    (``decided``; None: a skip, the item unlabelled in the estimates)."""
+    (``decided``; None: a skip, the item unlabelled in the estimates). With ``claims`` (a
+    flag's or a clear's transaction), a job's claim of the label is given the decision too:
+    a job claims the label (a pending entry) before it reads the queue's decision and records
+    it after, and its record does not overwrite an entry that is no longer pending, so a
+    decision read just before the flag is not recorded after it
+    (:meth:`assay.labels.store.LabelStore.claim`, ``record``). A vote leaves claims alone:
+    a job reads a decision only once it is settled (:func:`assay.service.queue.settled_before`)."""
     j = judgments_table
-    conn.execute(update(j).where(
-        (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == camp.annotator)
-        & (j.c.status != Status.PENDING.value)).values(
-        value=decided, status=(Status.SKIPPED if decided is None else Status.JUDGED).value))
+    mine = (j.c.dataset == camp.dataset) & (j.c.item == item) & (j.c.annotator == camp.annotator)
+    if not claims:
+        mine = mine & (j.c.status != Status.PENDING.value)
+    conn.execute(update(j).where(mine).values(
+        value=decided, claim=None,
+        status=(Status.SKIPPED if decided is None else Status.JUDGED).value))
 
 
 def redecide(conn: Any, camp: CampaignRow, items: list[str], only_open: bool) -> list[str]:
@@ -73,7 +84,7 @@ def redecide(conn: Any, camp: CampaignRow, items: list[str], only_open: bool) ->
         conn.execute(update(q).where(q.c.id == row.id).values(
             needed=needed, value=decided if closed else None,
             resolved_at=now() if closed else None))
-        follow(conn, camp, item, decided if closed else None)
+        follow(conn, camp, item, decided if closed else None, claims=True)
         changed.append(item)
     return changed
 
@@ -102,7 +113,7 @@ def close_unanswerable(conn: Any, store: LabelStore, camp: CampaignRow,
         conn.execute(update(q).where((q.c.campaign == camp.name) & (q.c.item == item)
                                      & q.c.resolved_at.is_(None))
                      .values(value=None, resolved_at=now()))
-        follow(conn, camp, item, None)
+        follow(conn, camp, item, None, claims=True)
         audit(store.engine, annotator, "undecidable", camp.name, item,
               {"ones": ones, "zeros": zeros, "flagged": annotator}, conn=conn)
         closed.append(str(item))
