@@ -52,21 +52,27 @@ class QueueSource(LabelSource):
         self.store, self.campaign, self.annotator = store, campaign, annotator
         self.aggregation = aggregation
         self._ds: dict[str, int] | None = None
+        self._ds_flagged: set[str] = set()
 
     def label(self, index: int, key: str) -> int:
+        """The item's settled decision (NeedLabels while it has none); with Dawid–Skene, its
+        label computed once per job run, again when the live flags changed since (a flag
+        takes the flagged votes out of every label)."""
+        from assay.service.flags import flagged
         q = queue_table
         with self.store.engine.connect() as conn:
             got = conn.execute(select(q.c.value).where(
                 (q.c.campaign == self.campaign) & (q.c.item == key)
                 & (q.c.resolved_at <= queue.settled_before()))).first()
+            out = flagged(conn, self.campaign) if self.aggregation == "dawid-skene" else set()
         if got is None:
             raise NeedLabels(key)
         v = got.value
         if v is None:                   # undecidable (queue.undecidable): the job goes on
             return SKIP
         if self.aggregation == "dawid-skene":
-            if self._ds is None:
-                self._ds = dawid_skene(self.store, self.campaign)
+            if self._ds is None or out != self._ds_flagged:
+                self._ds, self._ds_flagged = dawid_skene(self.store, self.campaign), out
             return int(self._ds.get(key, v))
         return int(v)
 
