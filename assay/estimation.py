@@ -19,8 +19,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+from scipy.stats import norm
 
 from assay.core.bounds import assumption_free_many
+from assay.core.known_totals import (contradicted, predicted_positives_check,
+                                     predicted_positives_total, unrepresented_bounds)
 from assay.core.measures import MEASURES, f_measure, f_measures
 from assay.core.rank_model import RankModel
 from assay.core.totals import Sample, StratifiedSample, sample_of
@@ -55,14 +58,48 @@ def _with_free(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
         pool_pred.sum(axis=0) if positives is None else positives, alphas, confidence,
         stratum=draws.stratum[first] if strat else None,
         sizes=sample.sizes if strat else None)  # type: ignore[attr-defined]
+    known = (pool_pred.sum(axis=0) if positives is None else np.asarray(positives)
+             ).astype(np.float64)
+    at_draws = pool_pred[draws.item]
+    z = predicted_positives_check(sample, at_draws, known)
+    off = contradicted(z)
+    x_pp, v_pp = predicted_positives_total(sample, at_draws)
+    # how many could be missing (or in excess): the deficit's bound at the interval's level
+    reach = np.abs(known - x_pp) + float(norm.ppf(0.5 + confidence / 2)) * np.sqrt(
+        np.where(np.isfinite(v_pp), v_pp, 0.0))
+    # (never more missing than the system has, nor more in excess than the draws claim)
+    deficit = np.where(known > x_pp, np.minimum(reach, known), -np.minimum(reach, x_pp))
+    x_pos = float(sample.total(np.asarray(labels, dtype=np.float64))[0]) if off.any() else 0.0
     out: dict[str, list[Estimate]] = {}
     for name, ests in est.items():
         lo, hi, kind = free[name]
-        out[name] = [e if not e.defined else replace(
+        a = alphas[name]
+        out[name] = [e if not e.defined else _widened(replace(
             e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"   # exact already
                                 else (float(lo[j]), float(hi[j]))),
-            extra={**e.extra, "assumption_free_kind": kind}) for j, e in enumerate(ests)]
+            extra={**e.extra, "assumption_free_kind": kind}), a, bool(a > 0 and off[j]),
+            float(z[j]), float(known[j]), float(x_pp[j]), a * x_pp[j] + (1 - a) * x_pos,
+            float(deficit[j]))
+            for j, e in enumerate(ests)]
     return out
+
+
+def _widened(e: Estimate, alpha: float, contradicts: bool, z: float, known: float,
+             x_pp: float, x_den: float, deficit: float) -> Estimate:
+    """A design-based interval of precision or F_α (α > 0) widened for the predicted
+    positives the draws misrepresent, where the check of :mod:`assay.core.known_totals`
+    finds them (:func:`assay.core.known_totals.unrepresented_bounds`: those missing or in
+    excess may be matches or not); a model-based one (its model predicts the unlabelled
+    items) and a census are left alone."""
+    if not contradicts or e.method in ("census", "model"):
+        return e
+    lo, hi = unrepresented_bounds(e.ci_low, e.ci_high, x_den, deficit, alpha)
+    note = (f"widened for predicted positives the draws misrepresent: they estimate "
+            f"{x_pp:,.0f} where the system has {known:,.0f} (z = {z:.1f}); up to "
+            f"{abs(deficit):,.0f} {'missing' if deficit > 0 else 'in excess'} may be "
+            "matches or not (strata where few predicted positives were labelled)")
+    return replace(e, ci_low=lo, ci_high=hi, note="; ".join(x for x in (e.note, note) if x),
+                   extra={**e.extra, "predicted_positives_z": z})
 
 
 def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,

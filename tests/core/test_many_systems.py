@@ -47,7 +47,7 @@ def test_fifty_systems_in_one_call_equal_fifty_single_calls(kind):
         items = rng.choice(n, size=600, p=q)
         draws, sizes = Draws(items, np.zeros(600, np.int64), q[items], Kind.SELECTION), None
     labels = truth[draws.item]
-    many = estimate_systems(draws, labels, pred, sizes)
+    many = estimate_systems(draws, labels, pred, sizes, bounds=False)   # the core's estimates
     sample = sample_of(draws, sizes)
     items, first = np.unique(draws.item, return_index=True)
     ilab = labels[first]
@@ -64,6 +64,17 @@ def test_fifty_systems_in_one_call_equal_fifty_single_calls(kind):
             for a, b in ((got.estimate, one.estimate), (got.ci_low, one.ci_low),
                          (got.ci_high, one.ci_high), (got.std_error, one.std_error)):
                 assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
+    # with the assumption-free intervals and the predicted-positives check
+    # (assay.core.known_totals): the same per system as a call with its column alone
+    full = estimate_systems(draws, labels, pred, sizes)
+    for j in range(0, 50, 7):
+        alone = estimate_systems(draws, labels, pred[:, [j]], sizes)
+        for name in MEASURES:
+            got, one = full[name][j], alone[name][0]
+            assert (got.method, got.note, got.assumption_free) == \
+                (one.method, one.note, one.assumption_free)
+            assert (got.ci_low, got.ci_high) == pytest.approx((one.ci_low, one.ci_high),
+                                                              rel=1e-12, abs=1e-15)
 
 
 def test_vector_and_matrix_totals_agree_to_the_last_bit_for_one_system():
