@@ -162,7 +162,9 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     w_draw = None if cap is None or moving is not None else 1.0 / np.asarray(sample.q,
                                                                               dtype=np.float64)
     # … whose rule counts each kind at Kish's effective size (a few heavy draws are few)
-    kish = None if w_draw is None else effective_rule_counts(w_draw, ell, yhat, alpha)
+    # (equal weights, passive with replacement: the raw counts and F_α's rule of before)
+    kish = (None if w_draw is None or float(np.ptp(w_draw)) <= 1e-12 * float(np.max(w_draw))
+            else effective_rule_counts(w_draw, ell, yhat, alpha))
     assumes = _assumes(sample, unseen)
     out = []
     for j in range(m):

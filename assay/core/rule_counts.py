@@ -120,6 +120,9 @@ def effective_rule_counts(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alph
     Failures are false negatives for recall, false positives for precision and the fewer of
     the two for 0 < α < 1 (as in :func:`moving_counts`); successes are true positives.
 
+    >>> eq = effective_rule_counts(np.full(10, 1488.0), np.ones(10), np.zeros((10, 1)), 0.0)
+    >>> float(eq[0][0])           # ten equal weights: 10, not 9.999999999999998
+    10.0
     >>> w = np.array([1.0] * 40 + [100.0, 100.0] + [1.0] * 20)
     >>> ell = np.array([0] * 42 + [1] * 20)
     >>> fail, succ = effective_rule_counts(w, ell, np.ones((62, 1)), 1.0)
@@ -131,7 +134,9 @@ def effective_rule_counts(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alph
 
     def kish(kind: np.ndarray) -> np.ndarray:
         s1, s2 = (wt * kind).sum(axis=0), (wt * wt * kind).sum(axis=0)
-        return np.divide(s1 * s1, s2, out=np.zeros_like(s1), where=s2 > 0)
+        k = np.divide(s1 * s1, s2, out=np.zeros_like(s1), where=s2 > 0)
+        raw = kind.sum(axis=0).astype(np.float64)   # equal weights: the raw count, exactly
+        return np.where(np.isclose(k, raw, rtol=1e-9, atol=0.0), raw, np.minimum(k, raw))
 
     fn, fp, tp = kish(pos & ~pred), kish(~pos & pred), kish(pos & pred)
     fail = fn if alpha == 0.0 else fp if alpha == 1.0 else np.minimum(fn, fp)
