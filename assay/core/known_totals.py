@@ -19,8 +19,9 @@ V̂ (Horvitz–Thompson / Hansen–Hurwitz), so
 positives — the calibration idea of Deville & Särndal (1992): a design-based estimate should
 reproduce the auxiliary totals the population gives. :func:`predicted_positives_check` returns
 z for every system; where it exceeds the normal quantile of ``LEVEL`` (two-sided), the caller
-(:func:`assay.estimation.estimate_systems`) widens the interval of precision and F_α for the
-predicted positives the draws misrepresent, D = N⁺ − X̂⁺ taken at its bound
+(:func:`assay.estimation.estimate_systems`) widens the interval of every F_α (recall's upper
+bound too: missing predicted positives that are matches raise it) for the predicted positives
+the draws misrepresent, D = N⁺ − X̂⁺ taken at its bound
 |D| + z_{1−a/2}·√V̂ (capped at N⁺ missing, or X̂⁺ in excess), each of them a match or not
 (:func:`unrepresented_bounds`): what they could hold, bounded exactly, joined to the interval
 of the part the draws represent. A model-based interval is left alone (its model predicts the

@@ -64,6 +64,17 @@ def csrf_of(c: TestClient, path: str = "/tokens") -> str:
     return re.search(r'name="csrf" value="([^"]+)"', c.get(path).text).group(1)
 
 
+def submit_output(svc: "Service", who: str = "alice", system: str = "s", n: int = 0) -> int:
+    """``who`` submits the n-th generated output as ``system`` of campaign kb by the API
+    (202 asserted); returns the submission's id."""
+    c = svc.client(who)
+    r = c.post("/api/submissions", headers={"X-CSRF-Token": csrf_of(c, "/submit")},
+               data={"campaign": "kb", "system": system},
+               files={"file": ("o.csv", svc.output_csv(n))})
+    assert r.status_code == 202, r.text
+    return int(r.json()["id"])
+
+
 def make_service(path: Path, k: int = 1, half_width: float = 0.15) -> Service:
     store = LabelStore(path / "svc.db")
     migrate.upgrade(store.engine)

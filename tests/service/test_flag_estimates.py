@@ -7,7 +7,7 @@ from __future__ import annotations
 from assay.service import flags, jobs, queue, views
 from assay.service.auth import user_by_name
 
-from service_helpers import csrf_of, make_service
+from service_helpers import make_service, submit_output
 
 
 def test_a_finished_systems_draw_reopened_by_a_flag_is_marked_and_comes_back(tmp_path,
@@ -19,11 +19,8 @@ def test_a_finished_systems_draw_reopened_by_a_flag_is_marked_and_comes_back(tmp
     back (labels_used and the estimate as before the flag), the note is gone, the system's
     draws are the same. Before the fix nothing marked the missing labels."""
     svc = make_service(tmp_path, k=2)
+    sid = submit_output(svc)
     alice = svc.client("alice")
-    r = alice.post("/api/submissions", headers={"X-CSRF-Token": csrf_of(alice, "/submit")},
-                   data={"campaign": "kb", "system": "s"},
-                   files={"file": ("o.csv", svc.output_csv(0))})
-    sid = r.json()["id"]
     store, row = svc.store, svc.camp.row
     for _ in range(10):
         jobs.run_pending(store)

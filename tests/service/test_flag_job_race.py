@@ -15,7 +15,7 @@ from assay.service import flags, jobs, queue, views
 from assay.service.schema import queue_table
 
 from flag_world import World
-from service_helpers import csrf_of, make_service
+from service_helpers import make_service, submit_output
 
 
 def test_a_label_read_just_before_a_flag_is_not_recorded(tmp_path, monkeypatch):
@@ -26,11 +26,7 @@ def test_a_label_read_just_before_a_flag_is_not_recorded(tmp_path, monkeypatch):
     decision. Before the fix the job recorded the label the flag took back (judged, while
     the item was open)."""
     svc = make_service(tmp_path, k=2)
-    alice = svc.client("alice")
-    r = alice.post("/api/submissions", headers={"X-CSRF-Token": csrf_of(alice, "/submit")},
-                   data={"campaign": "kb", "system": "s"},
-                   files={"file": ("o.csv", svc.output_csv(0))})
-    sid = r.json()["id"]
+    sid = submit_output(svc)
     store, row = svc.store, svc.camp.row
     assert jobs.run_pending(store) == 1
     for who in ("ann1", "ann2"):
