@@ -99,8 +99,9 @@ def moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: floa
 
 def effective_rule_counts(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alpha: float
                           ) -> tuple[np.ndarray, np.ndarray]:
-    """For draws with replacement at unequal weights w = 1/q without strata (importance,
-    passive with replacement): each system's failures and successes for the delta rule, each
+    """For draws with replacement at unequal weights w = 1/q without strata (importance;
+    :func:`assay.core.measures.f_measures` keeps the raw counts, and F_α's rule of before, for
+    equal weights): each system's failures and successes for the delta rule, each
     kind at Kish's effective count k* = (Σ_kind w)²/Σ_kind w²
     (:func:`assay.core.intervals.effective_count`), never above the raw count.
 
