@@ -23,8 +23,8 @@ import numpy as np
 from scipy.stats import norm
 
 from assay.core.bounds import assumption_free_many
-from assay.core.known_totals import (contradicted, predicted_positives_check,
-                                     predicted_positives_total, unrepresented_bounds)
+from assay.core.known_totals import (contradicted, deviation_z, predicted_positives_total,
+                                     unrepresented_bounds)
 from assay.core.measures import MEASURES, f_measure, f_measures
 from assay.core.rank_model import RankModel
 from assay.core.totals import Sample, StratifiedSample, sample_of
@@ -80,12 +80,11 @@ def _checked(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
         return est
     known = (pool_pred.sum(axis=0) if positives is None else np.asarray(positives)
              ).astype(np.float64)
-    at_draws = pool_pred[draws.item]
-    z = predicted_positives_check(sample, at_draws, known)
+    x_pp, v_pp = predicted_positives_total(sample, pool_pred[draws.item])
+    z = deviation_z(x_pp, v_pp, known)
     off = contradicted(z)
     if not off.any():
         return est
-    x_pp, v_pp = predicted_positives_total(sample, at_draws)
     # how many could be missing (or in excess): the deficit's bound at the interval's level
     reach = np.abs(known - x_pp) + float(norm.ppf(0.5 + confidence / 2)) * np.sqrt(
         np.where(np.isfinite(v_pp), v_pp, 0.0))
@@ -245,16 +244,14 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
                               model=model, domain_size=int(predictions.sum() if positives is None
                                                            else positives))
-    checked = _checked({k: [e] for k, e in out.items()}, draws, labels,
-                       np.asarray(predictions)[:, None], sample, alphas, confidence,
-                       None if positives is None else np.array([int(positives)]))
-    out = {k: v[0] for k, v in checked.items()}
+    column = np.asarray(predictions)[:, None]
+    known = None if positives is None else np.array([int(positives)])
+    one = _checked({k: [e] for k, e in out.items()}, draws, labels, column, sample, alphas,
+                   confidence, known)
     if bounds and labels.size:
-        free = _with_free({k: [e] for k, e in out.items()}, draws, labels,
-                          np.asarray(predictions)[:, None], sample, alphas, confidence,
-                          pool_size, None if positives is None else np.array([int(positives)]))
-        out = {k: v[0] for k, v in free.items()}
-    return out
+        one = _with_free(one, draws, labels, column, sample, alphas, confidence, pool_size,
+                         known)
+    return {k: v[0] for k, v in one.items()}
 
 
 __all__ = ["estimate_all", "estimate_draws", "estimate_systems"]

@@ -63,7 +63,18 @@ def predicted_positives_check(sample: Sample, predictions: np.ndarray, known: np
     >>> float(predicted_positives_check(s, np.array([1, 1, 0, 0]), np.array([60]))[0])
     inf
     """
-    x, var = predicted_positives_total(sample, predictions)
+    return deviation_z(*predicted_positives_total(sample, predictions), known)
+
+
+def deviation_z(x: np.ndarray, var: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """z = (|x − known| − ½)⁺/√var of :func:`predicted_positives_check`, from the estimate and
+    its variance (infinite where var = 0 and the estimate is off by more than ½; 0 where var
+    is infinite).
+
+    >>> deviation_z(np.array([150.0, 214.2, 150.0]), np.array([400.0, 0.0, 0.0]),
+    ...             np.array([214.0, 214.0, 214.0])).tolist()
+    [3.175, 0.0, inf]
+    """
     off = np.maximum(np.abs(np.asarray(x, dtype=np.float64) - np.asarray(known, np.float64))
                      - 0.5, 0.0)
     var = np.asarray(var, dtype=np.float64)
@@ -122,5 +133,5 @@ def contradicted(z: np.ndarray, level: float = LEVEL) -> np.ndarray:
     return np.asarray(z) > float(norm.ppf(1.0 - level / 2.0))
 
 
-__all__ = ["LEVEL", "contradicted", "predicted_positives_check", "predicted_positives_total",
-           "unrepresented_bounds"]
+__all__ = ["LEVEL", "contradicted", "deviation_z", "predicted_positives_check",
+           "predicted_positives_total", "unrepresented_bounds"]

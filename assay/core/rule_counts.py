@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.core.intervals import effective_count
 from assay.core.totals import Sample, StratifiedSample
 
 
@@ -93,8 +94,7 @@ def moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: floa
     fn = ((pos & ~pred) * wt).sum(axis=0)
     fp = np.where(can_pp, ((~pos & pred) * wt).sum(axis=0), big)
     tp = np.where(can_pp, ((pos & pred) * wt).sum(axis=0), big)
-    fail = fn if alpha == 0.0 else fp if alpha == 1.0 else np.minimum(fn, fp)
-    return fail, tp
+    return _failures(fn, fp, alpha), tp
 
 
 def effective_rule_counts(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alpha: float
@@ -130,18 +130,22 @@ def effective_rule_counts(w: np.ndarray, ell: np.ndarray, yhat: np.ndarray, alph
     >>> round(float(fail[0]), 1), float(succ[0])      # 42 false positives count 2.9
     (2.9, 20.0)
     """
-    wt = np.asarray(w, dtype=np.float64)[:, None]
+    wt = np.asarray(w, dtype=np.float64)
     pos, pred = np.asarray(ell)[:, None] > 0, np.asarray(yhat) > 0
 
     def kish(kind: np.ndarray) -> np.ndarray:
-        s1, s2 = (wt * kind).sum(axis=0), (wt * wt * kind).sum(axis=0)
-        k = np.divide(s1 * s1, s2, out=np.zeros_like(s1), where=s2 > 0)
+        k = np.array([effective_count(wt * kind[:, j])[0] for j in range(kind.shape[1])])
         raw = kind.sum(axis=0).astype(np.float64)   # equal weights: the raw count, exactly
         return np.where(np.isclose(k, raw, rtol=1e-9, atol=0.0), raw, np.minimum(k, raw))
 
     fn, fp, tp = kish(pos & ~pred), kish(~pos & pred), kish(pos & pred)
-    fail = fn if alpha == 0.0 else fp if alpha == 1.0 else np.minimum(fn, fp)
-    return fail, tp
+    return _failures(fn, fp, alpha), tp
+
+
+def _failures(fn: np.ndarray, fp: np.ndarray, alpha: float) -> np.ndarray:
+    """The delta rule's failures: false negatives for recall, false positives for precision,
+    the fewer of the two for 0 < α < 1."""
+    return fn if alpha == 0.0 else fp if alpha == 1.0 else np.minimum(fn, fp)
 
 
 def failure_region_size(sample: Sample, yhat: np.ndarray, x: np.ndarray, alpha: float
