@@ -126,7 +126,7 @@ def test_a_run_is_replayed_from_what_it_saved(tmp_path):
     raw = sqlite3.connect(tmp_path / "assay.db")
     saved = json.loads(raw.execute("SELECT settings FROM assay_runs").fetchone()[0])
     assert saved == {"design": "stratified", "alpha": 0.5, "strata": "csf", "n_strata": 12,
-                     "allocation": "proportional", "floors": True}
+                     "allocation": "proportional", "floors": True, "by_prediction": True}
     again = evaluate(df, truth, store=db, run=first.params["run"], budget=150)
     assert again.to_dict() == first.to_dict() and again.new_labels == 0
     more = evaluate(df, truth, store=db, run=first.params["run"], budget=300)

@@ -72,17 +72,18 @@ def test_v0_store_migrates_with_no_label_lost(v0_copy):
 def test_v0_store_resumes_without_asking_again(v0_copy):
     # the store holds the labels of release 0.1.0's draws; this test is of the migration
     # (labels kept and reused by key), so it draws as 0.1.0 did: without the detection floors
-    # (on by default since session 11; a rerun with them asks for the items they add)
+    # (on by default since session 11; a rerun with them asks for the items they add), and
+    # with score strata alone (strata split by the prediction: session 16)
     df = pd.read_parquet(V0_POOL)
     truth = dict(zip(df["id"], df["label"]))
     pool = df.drop(columns="label")
     oracle = Counting(truth, "<lambda>")
     res = evaluate(pool, oracle, design="stratified", budget=120, seed=1, store=str(v0_copy),
-                   dataset="ds1", options={"floors": False})
+                   dataset="ds1", options={"floors": False, "by_prediction": False})
     assert oracle.asked == [] and res.new_labels == 0 and res.reused_labels == 120
     skipper = Counting(truth, "ann")
     res2 = evaluate(pool, skipper, design="stratified", budget=60, seed=3, store=str(v0_copy),
-                    dataset="ds2", options={"floors": False})
+                    dataset="ds2", options={"floors": False, "by_prediction": False})
     assert skipper.asked == [] and res2.labels_used == 60     # the old skips are skips again
 
 

@@ -176,7 +176,8 @@ def test_floors_are_a_saved_setting_and_old_runs_replay_without_them():
     score = rng.random(20_000)
     pred = (score > 0.99).astype(np.int8)
     prior = np.where(score > 0.99, 0.8, 1e-5)
-    n_h = {f: build_design(StratifiedSettings(floors=f), n=score.size, predictions=pred,
+    n_h = {f: build_design(StratifiedSettings(floors=f, by_prediction=False), n=score.size,
+                           predictions=pred,
                            score=score, prior=prior, budget=400,
                            rng=np.random.default_rng(0)).n_h for f in (False, True)}
     assert n_h[True].sum() == n_h[False].sum() == 400

@@ -242,6 +242,45 @@ def geometric_strata(order: np.ndarray, first: int) -> Strata:
                   method="geometric")
 
 
+def by_prediction(strata: Strata, predictions: np.ndarray,
+                  ranked: bool = True) -> tuple[Strata, np.ndarray]:
+    """Each stratum split into its predicted positives and the rest, the positives first,
+    and the stratum each part came from. Within a part the items keep their order (score
+    strata: the ranking); empty parts are dropped. The system's prediction is known for every
+    item, so it can stratify as any known auxiliary can (Särndal, Swensson & Wretman 1992,
+    §3.7): the predicted positives per stratum are then counted exactly, where a score stratum
+    mixing a few predicted positives into many negatives leaves their count to the draws
+    (issue 11, the ``off_score`` world). With ``ranked``, a stratum whose predicted positives
+    are the top of its ranking (a threshold on the score) stays whole: split, its negatives
+    just below the threshold lose the labels the mixed stratum's variance gave them, and on
+    amazon_google at 1,000 labels the recall interval that covered the dozen matches the
+    strata below hold (0.965) became 4× narrower and covered 0.80 (60 repetitions).
+
+    >>> st, parent = by_prediction(equal_size_strata(np.array([0.9, 0.8, 0.2, 0.1]), 2),
+    ...                            np.array([1, 0, 0, 1]))
+    >>> st.sizes.tolist(), [st.members(h).tolist() for h in range(st.count)], parent.tolist()
+    ([2, 1, 1], [[0, 1], [3], [2]], [0, 1, 1])
+    >>> by_prediction(single_stratum(3), np.zeros(3, int))[0].sizes.tolist()
+    [3]
+    """
+    if strata.patterns is not None:
+        raise ValueError("run-return strata are already strata of the runs' outputs")
+    k = strata.count
+    rest = (np.asarray(predictions)[strata.order] == 0).astype(np.int64)
+    h_of = np.repeat(np.arange(k, dtype=np.int64), strata.sizes)
+    if ranked:                # a stratum whose positives come first in its ranking: whole
+        rise = (np.diff(rest) < 0) & (h_of[1:] == h_of[:-1])    # a negative, then a positive
+        rest = np.where((np.bincount(h_of[1:][rise], minlength=k) > 0)[h_of], rest, 0)
+    key = 2 * h_of + rest
+    counts = np.bincount(key, minlength=2 * k)
+    kept = np.flatnonzero(counts)
+    bounds = np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64)
+    names = (tuple(f"{strata.names[j // 2]}{'+-'[j % 2]}" for j in kept) if strata.names
+             else ())
+    order = strata.order[np.argsort(key, kind="stable")]
+    return Strata(order=order, bounds=bounds, method=strata.method, names=names), kept // 2
+
+
 def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -> Strata:
     """Score strata by name (``csf``, ``equal``, ``none``).
 
@@ -257,5 +296,5 @@ def make_strata(scores: np.ndarray | None, n: int, method: str, n_strata: int) -
     raise ValueError(f"unknown stratification method {method!r} (expected 'csf' or 'equal')")
 
 
-__all__ = ["Strata", "csf_cuts", "csf_strata", "equal_size_strata", "geometric_bounds",
+__all__ = ["Strata", "by_prediction", "csf_cuts", "csf_strata", "equal_size_strata", "geometric_bounds",
            "geometric_strata", "make_strata", "named_strata", "pattern_name", "pattern_strata", "single_stratum"]

@@ -64,7 +64,8 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
     if isinstance(s, StratifiedSettings):
         return stratified_design(score, prior, predictions, budget, rng, method=s.strata,
                                  n_strata=s.n_strata, allocation=s.allocation, alpha=s.alpha,
-                                 strata=precomputed, floors=s.floors)
+                                 strata=precomputed, floors=s.floors,
+                                 by_prediction=s.by_prediction)
     if isinstance(s, ImportanceSettings):
         if prior is None:
             raise ValueError("the importance design needs a score or probability column")

@@ -64,16 +64,22 @@ class StratifiedSettings(DesignSettings):
     """Score strata (``strata``: csf or equal; ``n_strata``) with ``allocation`` neyman or
     proportional, sampled without replacement within strata; ``floors``: the Neyman allocation
     under bounds with detection floors (issue 11, :mod:`assay.designs.stratified`; a run
-    saved without this field was drawn without them and replays so)."""
+    saved without this field was drawn without them and replays so); ``by_prediction``: each
+    score stratum split into the system's predicted positives and the rest
+    (:func:`assay.core.strata.by_prediction`; in memory; a run saved without it replays
+    without)."""
 
     name: ClassVar[str] = "stratified"
     strata: str = "csf"
     n_strata: int = 30
     allocation: str = "neyman"
     floors: bool = True
+    by_prediction: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check(isinstance(self.by_prediction, bool), "by_prediction", self.by_prediction,
+                    "true or false")
         self._check(self.strata in STRATA, "strata", self.strata, "'csf' or 'equal'")
         self._check(isinstance(self.n_strata, int) and self.n_strata >= 1, "n_strata",
                     self.n_strata, "a whole number of strata ≥ 1")
@@ -180,6 +186,8 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
         data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
     if klass is StratifiedSettings or klass is OasisSettings:
         data.setdefault("floors", False)    # … and one stored before the detection floors
+    if klass is StratifiedSettings:
+        data.setdefault("by_prediction", False)     # … or before the split by prediction
     known = {f.name for f in fields(klass)}
     for key in data:
         if key not in known:
@@ -193,7 +201,7 @@ _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
                    "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "prior_strength",
                    "decaying_prior", "v_star", "threshold", "n_bins", "alpha",
-                   "defensive", "floors"}
+                   "defensive", "floors", "by_prediction"}
 
 
 def settings_from_options(design: str, options: dict[str, Any] | None,

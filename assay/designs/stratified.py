@@ -17,16 +17,21 @@ made too narrow; with the counts at 1 − f_h it covers 0.997 (300 repetitions).
 ties at 500 0.90 → 0.965, the control at 500 0.915 → 0.95, miscalibrated at 1,000 0.90 → 0.95,
 amazon_google at 1,000 0.86 → 0.965 (``bench/out/design_stratified_floors_fpc.md`` for every
 cell). Ties world seed 7 at 500: 0.895 (a strict xfail in tests/test_weighted_small_counts.py).
-A run saved without the ``floors`` setting was drawn without them and replays so."""
+A run saved without the ``floors`` setting was drawn without them and replays so.
+
+``by_prediction`` (session 16, in memory): strata split by the prediction where it does not
+follow the score (:func:`assay.core.strata.by_prediction`, :func:`within_parts`)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from assay.core.allocation import DETECT_SHARE, MIN_PER_STRATUM, allocate, floored_allocation
+from assay.core.allocation import (DETECT_SHARE, MIN_PER_STRATUM, allocate, bounded_allocation,
+                                   floored_allocation)
 from assay.designs.base import Design, Draw, SparseShuffle
 from assay.core.strata import Strata, make_strata
+from assay.core.strata import by_prediction as cross_by_prediction
 from assay.core.types import Kind
 
 
@@ -89,30 +94,61 @@ def schedule(n_h: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.concatenate([first, rng.permutation(rest)]).astype(np.int64)
 
 
-def extra_allocation(n_h: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
-                     budget: int, matches: float | None = None) -> np.ndarray | None:
-    """The extra draws per stratum that raise an allocation ``n_h`` to ``budget`` with the
-    earlier n_h as floors (None when there is nothing to add): they go to the strata furthest
-    below the allocation of the new budget (Neyman under bounds with its detection floors for
-    ``matches``, :func:`assay.core.allocation.floored_allocation`; ``matches`` None:
-    :func:`assay.core.allocation.allocate`, two first and then by weight).
+def extra_allocation(n_h: np.ndarray, sizes: np.ndarray, want: np.ndarray) -> np.ndarray | None:
+    """The extra draws per stratum that raise an allocation ``n_h`` to the new budget
+    Σ ``want`` with the earlier n_h as floors (None when there is nothing to add): they go to
+    the strata furthest below ``want``, the allocation of the new budget.
 
-    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([1.0, 3.0]), 8).tolist()
+    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([3, 5])).tolist()
     [1, 3]
-    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([1.0, 3.0]), 8, 0.0).tolist()
+    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([2, 6])).tolist()
     [0, 4]
-    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([1.0, 3.0]), 4) is None
+    >>> extra_allocation(np.array([2, 2]), np.array([10, 10]), np.array([2, 2])) is None
     True
     """
-    extra = int(min(budget, int(sizes.sum()))) - int(n_h.sum())
+    extra = int(np.sum(want)) - int(n_h.sum())
     if extra <= 0:
         return None
-    want = _allocation(int(n_h.sum()) + extra, sizes, weights, matches)
     room = np.maximum(want - n_h, 0)
     if room.sum() <= 0:
         room = sizes - n_h
     return allocate(extra, np.minimum(room, sizes - n_h) if room.sum() >= extra
                     else sizes - n_h, room.astype(float) + 1e-9, minimum=0)
+
+
+def within_parts(n_score: np.ndarray, parent: np.ndarray, sizes: np.ndarray,
+                 weights: np.ndarray) -> np.ndarray:
+    """Each score stratum's labels n_h shared among its parts (the strata split by the
+    prediction, :func:`assay.core.strata.by_prediction`; ``parent`` the score stratum of each
+    part, ``sizes`` and Neyman ``weights`` N_p·S_p theirs) in proportion to their weights
+    (by size where a stratum's parts all weigh 0), every part at least min(2, N_p), at most
+    N_p: Neyman allocation within each score stratum (Cochran 1977, §5.5), while the score
+    strata keep the labels their own allocation (with its detection floors) gave them. The
+    predicted positives of every stratum are then counted exactly, and the part that holds
+    them gets the labels its variance asks for. Σ n is Σ n_h, budget permitting the minimums
+    (:func:`assay.core.allocation.bounded_allocation`).
+
+    >>> within_parts(np.array([10, 4]), np.array([0, 0, 1]), np.array([20, 180, 50]),
+    ...              np.array([9.0, 1.0, 0.0])).tolist()
+    [8, 2, 4]
+    """
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    by_size = (np.bincount(parent, weights=w) <= 0)[parent]
+    w = np.where(by_size, sizes.astype(np.float64), w)
+    low = np.minimum(sizes, MIN_PER_STRATUM)
+    if low.sum() > int(n_score.sum()):
+        low = np.zeros_like(low)
+    n = np.zeros(sizes.shape[0], dtype=np.int64)
+    for h in range(n_score.shape[0]):           # within each score stratum
+        p = np.flatnonzero(parent == h)
+        m = max(int(n_score[h]), int(low[p].sum()))
+        n[p] = bounded_allocation(m * w[p] / w[p].sum(), m, low[p], sizes[p])
+    excess = int(n.sum() - n_score.sum())        # minimums beyond a stratum's n_h: taken
+    for i in np.argsort(low - n, kind="stable"):  # from the parts with the most to spare
+        take = min(excess, int(n[i] - low[i]))
+        n[i] -= take
+        excess -= take
+    return n
 
 
 def _allocation(budget: int, sizes: np.ndarray, weights: np.ndarray,
@@ -139,9 +175,24 @@ class _ScheduledStrata(Design):
     """
 
     _matches: float | None = None
+    by_prediction = False      # strata split by the system's prediction (in memory) …
+    _parent: np.ndarray | None = None    # … then each part's score stratum
+    _parts: Any = ()                     # … and "positive"/"negative"/"mixed" per part
+    _part_weights: Any = None            # … and their Neyman weights
+
+    def _target(self, budget: int) -> np.ndarray:
+        """The n_h of ``budget`` labels (:func:`_allocation`); with strata split by the
+        prediction, the score strata's (``_weights`` are theirs) shared among their parts
+        (:func:`within_parts`)."""
+        if self._parent is None:
+            return _allocation(budget, self.strata.sizes, self._weights, self._matches)
+        sizes = self.strata.sizes
+        score_sizes = np.bincount(self._parent, weights=sizes).astype(np.int64)
+        n = _allocation(budget, score_sizes, self._weights, self._matches)
+        return within_parts(n, self._parent, sizes, self._part_weights)
 
     def _allocate(self, budget: int) -> None:
-        self.n_h = _allocation(budget, self.strata.sizes, self._weights, self._matches)
+        self.n_h = self._target(budget)
         self.budget = int(self.n_h.sum())
         self._schedule = schedule(self.n_h, self.rng)
         self._pos = 0
@@ -151,8 +202,8 @@ class _ScheduledStrata(Design):
         """Re-allocate a larger budget with the earlier n_h as floors: the extra labels go to
         the strata furthest below the allocation of the new budget. Sampling stays without
         replacement within strata, so the union is a stratified SRS of the new n_h."""
-        add = extra_allocation(self.n_h, self.strata.sizes, self._weights, budget,
-                               self._matches)
+        add = extra_allocation(self.n_h, self.strata.sizes,
+                               self._target(min(int(budget), int(self.strata.sizes.sum()))))
         if add is None:
             return
         self.n_h = self.n_h + add
@@ -181,9 +232,12 @@ class _ScheduledStrata(Design):
 
     def strata_table(self) -> list[dict[str, Any]]:
         sizes = self.strata.sizes
-        return [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
+        rows = [{"stratum": h, "size": int(sizes[h]), "allocated": int(self.n_h[h]),
                  "inclusion_probability": float(self.n_h[h] / sizes[h])}
                 for h in range(self.strata.count)]
+        for row, part in zip(rows, self._parts):
+            row["predicted"] = str(part)       # strata split by the prediction
+        return rows
 
 
 class StratifiedDesign(_ScheduledStrata):
@@ -199,26 +253,36 @@ class StratifiedDesign(_ScheduledStrata):
     def __init__(self, strata: Strata, budget: int, rng: np.random.Generator,
                  allocation: str = "neyman", prior: np.ndarray | None = None,
                  predictions: np.ndarray | None = None, alpha: float = 0.5,
-                 floors: bool = True) -> None:
+                 floors: bool = True, by_prediction: bool = False) -> None:
         self.strata, self.rng, self.allocation_rule = strata, rng, allocation
         self.alpha = alpha
-        sizes = strata.sizes
-        if allocation == "proportional" or prior is None or predictions is None:
-            weights = sizes.astype(np.float64)
-            if allocation == "neyman":
-                self.allocation_rule = "proportional"  # no prior: Neyman reduces to it
-        elif allocation == "neyman":
-            f0 = initial_f_guess(prior, predictions, alpha)
-            sd = self._stratum_sd(prior, predictions, alpha, f0)
-            weights = sizes * sd
-        else:
+        if allocation not in ("neyman", "proportional"):
             raise ValueError(f"unknown allocation {allocation!r} (expected 'proportional' or "
                              "'neyman')")
-        self._weights = weights
+        if allocation == "neyman" and (prior is None or predictions is None):
+            self.allocation_rule = "proportional"      # no prior: Neyman reduces to it
+        self._weights = self._neyman_weights(prior, predictions, alpha)
         if self.allocation_rule == "neyman" and predictions is not None and floors:
             self._matches = DETECT_SHARE * float(np.sum(predictions))  # a count that matters
+        self.by_prediction = bool(by_prediction) and predictions is not None
+        if self.by_prediction:          # the score strata's weights, then their parts'
+            self.strata, self._parent = cross_by_prediction(strata, predictions)  # type: ignore
+            pp = np.add.reduceat(np.asarray(predictions, dtype=np.int64)[self.strata.order],
+                                 self.strata.bounds[:-1])
+            self._parts = np.where(pp == 0, "negative", np.where(pp == self.strata.sizes,
+                                                                 "positive", "mixed"))
+            self._part_weights = self._neyman_weights(prior, predictions, alpha)
         self._allocate(budget)
-        self._shuffles = [SparseShuffle(int(s)) for s in sizes]
+        self._shuffles = [SparseShuffle(int(s)) for s in self.strata.sizes]
+
+    def _neyman_weights(self, prior: np.ndarray | None, predictions: np.ndarray | None,
+                        alpha: float) -> np.ndarray:
+        """N_h·S_h of :attr:`strata` (N_h for the proportional allocation)."""
+        sizes = self.strata.sizes
+        if self.allocation_rule == "proportional":
+            return sizes.astype(np.float64)
+        f0 = initial_f_guess(prior, predictions, alpha)  # type: ignore[arg-type]
+        return sizes * self._stratum_sd(prior, predictions, alpha, f0)  # type: ignore[arg-type]
 
     def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
                     f0: float) -> np.ndarray:
@@ -246,9 +310,12 @@ class StratifiedDesign(_ScheduledStrata):
         return np.sqrt(np.maximum(m2 - m1**2, 0.0))
 
     def params(self) -> dict[str, Any]:
-        return {"design": "stratified", "strata": self.strata.method,
-                "n_strata": self.strata.count, "allocation": self.allocation_rule,
-                "budget": self.budget, "alpha": self.alpha}
+        out = {"design": "stratified", "strata": self.strata.method,
+               "n_strata": self.strata.count, "allocation": self.allocation_rule,
+               "budget": self.budget, "alpha": self.alpha}
+        if self.by_prediction:
+            out["by_prediction"] = True
+        return out
 
     def draw(self) -> Draw:
         h = self._next_stratum()
@@ -265,11 +332,14 @@ def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
                       predictions: np.ndarray, budget: int, rng: np.random.Generator,
                       method: str = "csf", n_strata: int = 30, allocation: str = "neyman",
                       alpha: float = 0.5, strata: Strata | None = None,
-                      floors: bool = True) -> StratifiedDesign:
-    """A stratified design; pass precomputed ``strata`` to skip sorting the pool again."""
+                      floors: bool = True, by_prediction: bool = True) -> StratifiedDesign:
+    """A stratified design; pass precomputed score ``strata`` to skip sorting the pool again.
+    ``by_prediction``: each stratum split into the predicted positives and the rest
+    (:func:`assay.core.strata.by_prediction`)."""
     if strata is None:
         strata = make_strata(score, predictions.shape[0], method, n_strata)
-    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha, floors)
+    return StratifiedDesign(strata, budget, rng, allocation, prior, predictions, alpha, floors,
+                            by_prediction)
 
 
 class EngineStratifiedDesign(_ScheduledStrata):

@@ -20,6 +20,8 @@ the pool's size and predicted positives from the engine; the assumption-free int
 """
 from __future__ import annotations
 
+
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -39,6 +41,19 @@ from assay.estimation import estimate_draws
 
 ENGINE_DESIGNS = ("auto", "stratified", "passive", "importance")
 MAX_DRAWS_PER_LABEL = 50
+
+
+def score_strata_only(settings: DesignSettings) -> DesignSettings:
+    """The settings an engine run draws with: its strata are the score's alone (strata split
+    by the prediction, :func:`assay.core.strata.by_prediction`, are built in memory only), and
+    the settings saved with the run say so.
+
+    >>> score_strata_only(StratifiedSettings()).by_prediction
+    False
+    """
+    if isinstance(settings, StratifiedSettings) and settings.by_prediction:
+        return dataclasses.replace(settings, by_prediction=False)
+    return settings
 
 
 def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: int,
@@ -166,7 +181,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     info = engine.describe()
     if probability is None and "probability" in dict(info.columns):
         probability = "probability"         # the prior, as in memory (Pool.prior_probability)
-    settings = settings_from_options(design, options)
+    settings = score_strata_only(settings_from_options(design, options))
     des = engine_design(engine, settings, budget, seed, probability)
     sampler = des.sampler                                   # type: ignore[attr-defined]
     gold = GoldLabels(labels, list(info.id_columns), annotator)

@@ -104,12 +104,14 @@ def test_real_pool_same_draws_and_estimates(tmp_path, name):
 
 def test_strata_and_allocation_are_todays(tmp_path):
     """CSF strata are score cuts, so the engines' strata are the core's item for item, and the
-    Neyman allocation from per-stratum sums is the one from per-item residuals."""
+    Neyman allocation from per-stratum sums is the one from per-item residuals (score strata:
+    the split by the prediction is built in memory only, :func:`assay.engines.run.
+    score_strata_only`)."""
     df = pd.read_parquet(ER_DIR / "amazon_google.parquet").drop(columns=["label"])
     mem = MemoryEngine(df)
     score, pred = df["score"].to_numpy(), df["prediction"].to_numpy()
     prior = 1 / (1 + np.exp(-score))
-    today = build_design(StratifiedSettings(), n=len(df), predictions=pred, score=score,
+    today = build_design(StratifiedSettings(by_prediction=False), n=len(df), predictions=pred, score=score,
                          prior=prior, budget=1000, rng=np.random.default_rng(0))
     eng = EngineStratifiedDesign(mem, 1000, np.random.default_rng(0), 0)
     assert np.array_equal(eng.strata.sizes, today.strata.sizes)
