@@ -51,3 +51,19 @@ def test_a_run_saved_before_the_split_replays_without_it():
     assert stored["by_prediction"] is True
     del stored["by_prediction"]
     assert settings_from_dict(stored).by_prediction is False
+
+
+def test_the_minimums_of_the_parts_leave_a_census_whole():
+    from assay.designs.stratified import within_parts
+    # score stratum 0: a part labelled in full (300 of 300) beside a large one; stratum 1's two
+    # parts need 2 labels each of its 2: the excess comes from the large part, not the census
+    n = within_parts(np.array([400, 2]), np.array([0, 0, 1, 1]),
+                     np.array([300, 5000, 3, 4]), np.array([300.0, 100.0, 1.0, 1.0]))
+    assert n.tolist() == [300, 98, 2, 2]
+
+
+def test_no_stratum_to_split_returns_the_score_strata_themselves():
+    from assay.core.strata import by_prediction, equal_size_strata
+    st = equal_size_strata(np.linspace(1, 0, 10), 2)
+    same, parent = by_prediction(st, np.array([1, 1, 0, 0, 0, 0, 0, 0, 0, 0]))
+    assert same is st and parent.tolist() == [0, 1]

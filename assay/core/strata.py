@@ -273,6 +273,8 @@ def by_prediction(strata: Strata, predictions: np.ndarray,
         rest = np.where((np.bincount(h_of[1:][rise], minlength=k) > 0)[h_of], rest, 0)
     key = 2 * h_of + rest
     counts = np.bincount(key, minlength=2 * k)
+    if not np.any((counts[0::2] > 0) & (counts[1::2] > 0)):   # nothing to split
+        return strata, np.arange(k, dtype=np.int64)
     kept = np.flatnonzero(counts)
     bounds = np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64)
     names = (tuple(f"{strata.names[j // 2]}{'+-'[j % 2]}" for j in kept) if strata.names

@@ -56,7 +56,7 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
                            prior_strength=s.prior_strength, decaying_prior=s.decaying_prior,
                            threshold=s.threshold, v_star=s.v_star, n_bins=s.n_bins,
                            precomputed_strata=precomputed, defensive=s.defensive,
-                           budget=budget if s.floors else None)
+                           budget=budget if s.floors else None, by_prediction=s.by_prediction)
     if isinstance(s, PassiveSettings):
         if s.replace:
             return UniformWithReplacement(n, rng)

@@ -145,9 +145,9 @@ from assay.designs.base import Design, Draw
 from assay.designs.oasis_model import (DEFAULT_DEFENSIVE, DEFAULT_PRIOR_STRENGTH, STRATA_METHODS,
                                        V_STAR_FORMS, OasisInit, _check_args, defensive_mixture,
                                        detection_shares, epsilon_greedy, initial_f, initialise,
-                                       logistic, optimal_stratum_weights, posterior_mean,
-                                       rescaled_logistic, split_halves)
-from assay.core.strata import Strata, csf_strata, equal_size_strata
+                                       logistic, oasis_strata, optimal_stratum_weights,
+                                       posterior_mean, rescaled_logistic, split_halves)
+from assay.core.strata import Strata
 from assay.core.types import Kind
 
 
@@ -167,13 +167,16 @@ class OasisDesign(Design):
     ``cross_fit`` each stratum cut into two halves whose
     allocation is learnt from the other half (module docstring; False, the default: as
     published); ``defensive`` d, the share of v* taken from the prior's static v*_0 (module
-    docstring; 0.5 by default, 0 for the published design).
+    docstring; 0.5 by default, 0 for the published design); ``by_prediction`` the strata
+    split by the prediction where it does not follow the score
+    (:func:`assay.core.strata.by_prediction`; off here and in the published design).
     All randomness comes from ``rng`` (per draw one uniform for the stratum, then one integer
     for the item), so the same seed gives the same draws.
     """
 
     name = "oasis"
     adaptive = True
+    by_prediction = False
 
     def __init__(self, prior: np.ndarray | None, predictions: np.ndarray,
                  score: np.ndarray | None, rng: np.random.Generator, alpha: float = 0.5,
@@ -182,7 +185,7 @@ class OasisDesign(Design):
                  threshold: float = 0.0, v_star: str = "paper",
                  n_bins: int | None = None, precomputed_strata: Strata | None = None,
                  cross_fit: bool = False, defensive: float = DEFAULT_DEFENSIVE,
-                 budget: int | None = None) -> None:
+                 budget: int | None = None, by_prediction: bool = False) -> None:
         _check_args(alpha, epsilon, n_strata, strata, prior_strength, v_star)
         predictions = np.asarray(predictions)
         n = int(predictions.shape[0])
@@ -204,14 +207,9 @@ class OasisDesign(Design):
         self.decaying_prior, self.threshold, self.v_star_form = decaying_prior, threshold, v_star
         self.n_bins = n_bins
         basis = score_arr if score_arr is not None else prior_arr
-        if precomputed_strata is not None:
-            if int(precomputed_strata.bounds[-1]) != n:
-                raise ValueError(f"precomputed strata cover {int(precomputed_strata.bounds[-1])} "
-                                 f"items, the pool has {n}")
-            self.strata = precomputed_strata
-        else:
-            self.strata = (csf_strata(basis, n_strata, n_bins) if strata == "csf"
-                           else equal_size_strata(basis, n_strata))
+        self.by_prediction = bool(by_prediction)
+        self.strata = oasis_strata(basis, predictions, strata, n_strata, n_bins,
+                                   precomputed_strata, self.by_prediction)
         self.strata_method = self.strata.method
         self.cross_fit = bool(cross_fit)
         self.base_strata_count = self.strata.count
@@ -381,6 +379,8 @@ class OasisDesign(Design):
                "threshold": self.threshold, "v_star": self.v_star_form}
         if self.cross_fit:
             out["cross_fit"] = True
+        if self.by_prediction:
+            out["by_prediction"] = True
         if self.defensive > 0.0:
             out["defensive"] = self.defensive
         if float(self.phi.sum()) > 0.0:

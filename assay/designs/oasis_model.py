@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import expit
 
 from assay.core.allocation import DETECT_MISS, DETECT_SHARE, detection_floor, floored_allocation
-from assay.core.strata import Strata
+from assay.core.strata import Strata, by_prediction, csf_strata, equal_size_strata
 
 DEFAULT_PRIOR_STRENGTH = 2.0     # η per stratum (= the package's default 2K over K strata)
 DEFAULT_DEFENSIVE = 0.5          # share of v drawn from the prior's static v* (issue 11)
@@ -98,6 +98,26 @@ def posterior_mean(ones: np.ndarray, zeros: np.ndarray, gamma1: np.ndarray, gamm
     a = ones + scale * gamma1
     b = zeros + scale * gamma0
     return a / (a + b)
+
+
+def oasis_strata(basis: np.ndarray, predictions: np.ndarray, method: str, n_strata: int,
+                 n_bins: int | None, precomputed: Strata | None, split: bool) -> Strata:
+    """OASIS's strata: CSF or equal-size strata of ``basis`` (the score, else the prior), or
+    ``precomputed`` ones of the same scores, split by the prediction where it does not follow
+    the score when ``split`` (:func:`assay.core.strata.by_prediction`).
+
+    >>> oasis_strata(np.array([0.9, 0.8, 0.1]), np.array([0, 1, 1]), "equal", 1, None, None,
+    ...              True).sizes.tolist()
+    [2, 1]
+    """
+    n = int(predictions.shape[0])
+    if precomputed is not None and int(precomputed.bounds[-1]) != n:
+        raise ValueError(f"precomputed strata cover {int(precomputed.bounds[-1])} items, the "
+                         f"pool has {n}")
+    st = precomputed if precomputed is not None else (
+        csf_strata(basis, n_strata, n_bins) if method == "csf"
+        else equal_size_strata(basis, n_strata))
+    return by_prediction(st, predictions)[0] if split else st
 
 
 def split_halves(strata: Strata) -> tuple[Strata, np.ndarray]:
@@ -202,5 +222,5 @@ def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
 
 __all__ = ["DEFAULT_DEFENSIVE", "DEFAULT_PRIOR_STRENGTH", "OasisInit", "STRATA_METHODS",
            "V_STAR_FORMS", "defensive_mixture", "detection_shares", "epsilon_greedy",
-           "initial_f", "initialise", "logistic", "optimal_stratum_weights", "posterior_mean",
-           "rescaled_logistic", "split_halves"]
+           "initial_f", "initialise", "logistic", "oasis_strata", "optimal_stratum_weights",
+           "posterior_mean", "rescaled_logistic", "split_halves"]

@@ -109,7 +109,9 @@ class OasisSettings(DesignSettings):
     issue 11, so no importance weight exceeds 1/d of the prior design's), ``floors`` the
     detection floors of the strata from the top down (:func:`assay.designs.oasis.
     detection_shares`; on by default since issue 11; ``defensive=0, floors=False`` with the
-    other defaults is the published algorithm: :mod:`assay.designs.oasis`)."""
+    other defaults is the published algorithm: :mod:`assay.designs.oasis`), ``by_prediction``
+    the strata split by the prediction where it does not follow the score (in memory; a run
+    saved without it replays without)."""
 
     name: ClassVar[str] = "oasis"
     epsilon: float = 1e-3
@@ -122,9 +124,12 @@ class OasisSettings(DesignSettings):
     n_bins: int | None = None
     defensive: float = DEFAULT_DEFENSIVE
     floors: bool = True
+    by_prediction: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check(isinstance(self.by_prediction, bool), "by_prediction", self.by_prediction,
+                    "true or false")
         self._check(0.0 < self.epsilon <= 1.0, "epsilon", self.epsilon, "a number in (0, 1]")
         self._check(0.0 <= self.defensive < 1.0, "defensive", self.defensive,
                     "a share in [0, 1) (0: the published design)")
@@ -186,7 +191,6 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
         data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
     if klass is StratifiedSettings or klass is OasisSettings:
         data.setdefault("floors", False)    # … and one stored before the detection floors
-    if klass is StratifiedSettings:
         data.setdefault("by_prediction", False)     # … or before the split by prediction
     known = {f.name for f in fields(klass)}
     for key in data:

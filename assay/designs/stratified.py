@@ -8,16 +8,12 @@ the one under bounds with detection floors for the strata just below the top
 where the budget can afford it.
 
 The floors come with the delta rule's counts taken at 1 − f_h
-(:func:`assay.core.rule_counts.moving_counts`). On without that rule (session 10), the fresh
-clone's ``tests/test_coverage.py`` found abt_buy at 1,000 labels (its ``probability`` column the
-prior) covering recall in 0.868: the floors left the top stratum labelled 376 of 393, whose 23
-false negatives carried a delta interval that the three false negatives below (rarely drawn)
-made too narrow; with the counts at 1 − f_h it covers 0.997 (300 repetitions). Recall coverage,
-200 repetitions per cell, seeds 1000–1199 (plain allocation → floors with the 1 − f_h counts):
-ties at 500 0.90 → 0.965, the control at 500 0.915 → 0.95, miscalibrated at 1,000 0.90 → 0.95,
-amazon_google at 1,000 0.86 → 0.965 (``bench/out/design_stratified_floors_fpc.md`` for every
-cell). Ties world seed 7 at 500: 0.895 (a strict xfail in tests/test_weighted_small_counts.py).
-A run saved without the ``floors`` setting was drawn without them and replays so.
+(:func:`assay.core.rule_counts.moving_counts`): without them abt_buy's recall covered 0.868 at
+1,000 labels, with them 0.997. Recall coverage, 200 repetitions (plain → floors): ties at 500
+0.90 → 0.965, miscalibrated at 1,000 0.90 → 0.95, amazon_google at 1,000 0.86 → 0.965
+(``bench/out/design_stratified_floors_fpc.md``; ties world seed 7 at 500, 0.895, is a strict
+xfail in tests/test_weighted_small_counts.py). A run saved without the ``floors`` setting
+was drawn without them and replays so.
 
 ``by_prediction`` (session 16, in memory): strata split by the prediction where it does not
 follow the score (:func:`assay.core.strata.by_prediction`, :func:`within_parts`)."""
@@ -33,7 +29,6 @@ from assay.designs.base import Design, Draw, SparseShuffle
 from assay.core.strata import Strata, make_strata
 from assay.core.strata import by_prediction as cross_by_prediction
 from assay.core.types import Kind
-
 
 
 def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
@@ -126,7 +121,8 @@ def within_parts(n_score: np.ndarray, parent: np.ndarray, sizes: np.ndarray,
     strata keep the labels their own allocation (with its detection floors) gave them. The
     predicted positives of every stratum are then counted exactly, and the part that holds
     them gets the labels its variance asks for. Σ n is Σ n_h, budget permitting the minimums
-    (:func:`assay.core.allocation.bounded_allocation`).
+    (:func:`assay.core.allocation.bounded_allocation`): their excess comes from the parts with
+    the most to spare, a part labelled in full (exact) last.
 
     >>> within_parts(np.array([10, 4]), np.array([0, 0, 1]), np.array([20, 180, 50]),
     ...              np.array([9.0, 1.0, 0.0])).tolist()
@@ -144,7 +140,8 @@ def within_parts(n_score: np.ndarray, parent: np.ndarray, sizes: np.ndarray,
         m = max(int(n_score[h]), int(low[p].sum()))
         n[p] = bounded_allocation(m * w[p] / w[p].sum(), m, low[p], sizes[p])
     excess = int(n.sum() - n_score.sum())        # minimums beyond a stratum's n_h: taken
-    for i in np.argsort(low - n, kind="stable"):  # from the parts with the most to spare
+    spare = np.lexsort((low - n, n >= sizes))    # from the parts with the most to spare,
+    for i in spare:                              # a part labelled in full (a census) last
         take = min(excess, int(n[i] - low[i]))
         n[i] -= take
         excess -= take
@@ -261,53 +258,54 @@ class StratifiedDesign(_ScheduledStrata):
                              "'neyman')")
         if allocation == "neyman" and (prior is None or predictions is None):
             self.allocation_rule = "proportional"      # no prior: Neyman reduces to it
-        self._weights = self._neyman_weights(prior, predictions, alpha)
-        if self.allocation_rule == "neyman" and predictions is not None and floors:
-            self._matches = DETECT_SHARE * float(np.sum(predictions))  # a count that matters
         self.by_prediction = bool(by_prediction) and predictions is not None
-        if self.by_prediction:          # the score strata's weights, then their parts'
-            self.strata, self._parent = cross_by_prediction(strata, predictions)  # type: ignore
+        parent = None
+        if self.by_prediction:          # the parts' weights, then their score strata's
+            self.strata, parent = cross_by_prediction(strata, predictions)  # type: ignore
             pp = np.add.reduceat(np.asarray(predictions, dtype=np.int64)[self.strata.order],
                                  self.strata.bounds[:-1])
             self._parts = np.where(pp == 0, "negative", np.where(pp == self.strata.sizes,
                                                                  "positive", "mixed"))
-            self._part_weights = self._neyman_weights(prior, predictions, alpha)
+        sums = self._prior_sums(prior, predictions)
+        self._weights = self._neyman_weights(self.strata.sizes, sums)
+        if self.strata is not strata:   # a stratum was split (else the score strata)
+            self._parent, self._part_weights = parent, self._weights
+            if sums is not None:        # the sums add up: the score strata's from their parts'
+                sums = tuple(np.bincount(parent, weights=t, minlength=strata.count)  # type: ignore
+                             for t in sums)
+            self._weights = self._neyman_weights(strata.sizes, sums)
+        if self.allocation_rule == "neyman" and predictions is not None and floors:
+            self._matches = DETECT_SHARE * float(np.sum(predictions))  # a count that matters
         self._allocate(budget)
         self._shuffles = [SparseShuffle(int(s)) for s in self.strata.sizes]
 
-    def _neyman_weights(self, prior: np.ndarray | None, predictions: np.ndarray | None,
-                        alpha: float) -> np.ndarray:
-        """N_h·S_h of :attr:`strata` (N_h for the proportional allocation)."""
-        sizes = self.strata.sizes
+    def _prior_sums(self, prior: np.ndarray | None, predictions: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Per stratum of :attr:`strata`: predicted positives P_h and the prior's sums over
+        them (s1) and over the predicted negatives (s0), what :func:`neyman_weights` takes
+        (and an engine gives); None for the proportional allocation. In chunks of the ranking,
+        so the set-up holds no more than a few per-item temporaries of one chunk."""
         if self.allocation_rule == "proportional":
-            return sizes.astype(np.float64)
-        f0 = initial_f_guess(prior, predictions, alpha)  # type: ignore[arg-type]
-        return sizes * self._stratum_sd(prior, predictions, alpha, f0)  # type: ignore[arg-type]
-
-    def _stratum_sd(self, prior: np.ndarray, predictions: np.ndarray, alpha: float,
-                    f0: float) -> np.ndarray:
-        """S_h: within-stratum SD of e = y − F x, from the prior (mean E[e²] − (mean E[e])²).
-
-        Computed in chunks of the ranking, so the set-up never holds more than a few per-item
-        temporaries of one chunk."""
+            return None
         k = self.strata.count
-        s1, s2 = np.zeros(k), np.zeros(k)
-        order = self.strata.order
-        chunk = 1 << 20
+        pp, s1, s0 = np.zeros(k), np.zeros(k), np.zeros(k)
+        order, chunk = self.strata.order, 1 << 20
         for start in range(0, order.shape[0], chunk):
             idx = order[start:start + chunk]
-            p = np.clip(prior[idx], 0.0, 1.0)
-            yhat = predictions[idx]
-            # E[e] per item: ŷ=1: π(1−F) − (1−π)αF ; ŷ=0: −(1−α)Fπ
-            mean_e = np.where(yhat == 1, p * (1 - f0) - (1 - p) * alpha * f0,
-                              -(1 - alpha) * f0 * p)
-            sq = residual_sd(p, yhat, alpha, f0) ** 2
+            p = np.clip(prior[idx], 0.0, 1.0)             # type: ignore[index]
+            yhat = predictions[idx] == 1                  # type: ignore[index]
             h = self.strata.stratum_of(np.arange(start, start + idx.shape[0]))
-            s1 += np.bincount(h, weights=mean_e, minlength=k)
-            s2 += np.bincount(h, weights=sq, minlength=k)
-        sizes = self.strata.sizes
-        m1, m2 = s1 / sizes, s2 / sizes
-        return np.sqrt(np.maximum(m2 - m1**2, 0.0))
+            pp += np.bincount(h, weights=yhat, minlength=k)
+            s1 += np.bincount(h, weights=np.where(yhat, p, 0.0), minlength=k)
+            s0 += np.bincount(h, weights=np.where(yhat, 0.0, p), minlength=k)
+        return pp, s1, s0
+
+    def _neyman_weights(self, sizes: np.ndarray, sums: tuple | None) -> np.ndarray:
+        """N_h·S_h from :meth:`_prior_sums` (:func:`neyman_weights`), N_h for the proportional
+        allocation."""
+        if sums is None:
+            return sizes.astype(np.float64)
+        return neyman_weights(sizes, *sums, self.alpha)
 
     def params(self) -> dict[str, Any]:
         out = {"design": "stratified", "strata": self.strata.method,

@@ -20,7 +20,6 @@ the pool's size and predicted positives from the engine; the assumption-free int
 """
 from __future__ import annotations
 
-
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +50,7 @@ def score_strata_only(settings: DesignSettings) -> DesignSettings:
     >>> score_strata_only(StratifiedSettings()).by_prediction
     False
     """
-    if isinstance(settings, StratifiedSettings) and settings.by_prediction:
+    if isinstance(settings, (StratifiedSettings, OasisSettings)) and settings.by_prediction:
         return dataclasses.replace(settings, by_prediction=False)
     return settings
 
