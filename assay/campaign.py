@@ -80,6 +80,7 @@ class Campaign(Undoing):
         self._pending: Draw | None = None
         self._pending_draws: list[tuple[int, StoredDraw]] = []
         self._held: dict[int, Draw] = {}            # skipped draws the design replaced
+        self._prior: np.ndarray | None = None       # the pool's P(ℓ = 1), once asked for
         self.run_id, stored, ext = -1, [], [(self.target, 0)]
         self._fp = pool_fingerprint(pool) if store is not None else ""
         if store is not None:
@@ -370,8 +371,10 @@ class Campaign(Undoing):
     def estimate(self, bounds: bool = True) -> dict[str, Estimate]:
         """Precision, recall and F1 from the draws so far (``bounds``: with the
         assumption-free intervals)."""
+        if self._prior is None:
+            self._prior = self.pool.prior_probability()
         return estimate_all(self.design, self.collected, self.pool.prediction, self.confidence,
-                            interval=self.interval, bounds=bounds)
+                            interval=self.interval, bounds=bounds, prior=self._prior)
 
     def result_notes(self) -> list[str]:
         """What the user should know about this run (capped budget, re-scored pool, …)."""

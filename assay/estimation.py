@@ -145,13 +145,16 @@ def _widened(e: Estimate, alpha: float, z: float, known: float, x_pp: float, x_d
 def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
                      sizes: np.ndarray | None = None, confidence: float = 0.95,
                      alphas: dict[str, float] | None = None, interval: str = "auto",
-                     bounds: bool = True) -> dict[str, list[Estimate]]:
+                     bounds: bool = True, prior: np.ndarray | None = None
+                     ) -> dict[str, list[Estimate]]:
     """Design-based precision, recall and F1 (or the measures in ``alphas``) of every system.
 
     ``predictions`` is the pool's (N,) or (N × m) matrix of 0/1 predictions, one column per
     system; ``labels`` are aligned with ``draws``; ``sizes`` are the stratum sizes N_h for
-    inclusion-probability draws. Returns, per measure, one :class:`Estimate` per system — the
-    same as m single-system calls (:func:`assay.core.measures.f_measures`).
+    inclusion-probability draws; ``prior`` the pool's P(ℓ = 1) per item (the variance of what
+    strata saw none of: :func:`assay.core.measures.f_measures`). Returns, per measure, one
+    :class:`Estimate` per system — the same as m single-system calls
+    (:func:`assay.core.measures.f_measures`).
 
     >>> import numpy as np
     >>> from assay.core.types import Draws, Kind
@@ -175,7 +178,8 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
     for name, a in alphas.items():
         n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
         out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
-                               domain_size=pool_pred.sum(axis=0))
+                               domain_size=pool_pred.sum(axis=0),
+                               prior=None if prior is None else np.asarray(prior)[draws.item])
     out = _checked(out, draws, lab, pool_pred, sample, alphas, confidence)
     if bounds and len(draws.item):
         out = _with_free(out, draws, lab, pool_pred, sample, alphas, confidence)
@@ -184,12 +188,14 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
 
 def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarray,
                  confidence: float, alphas: dict[str, float] | None = None,
-                 interval: str = "auto", bounds: bool = True) -> dict[str, Estimate]:
+                 interval: str = "auto", bounds: bool = True,
+                 prior: np.ndarray | None = None) -> dict[str, Estimate]:
     """Precision, recall and F1 (or the measures given) of one system from a run's draws so
     far; where the design ranks the pool (``auto``), the rank model's estimate is offered to
     :func:`assay.core.measures.f_measure`, which keeps it only while it fits the labels. With
     ``bounds`` each estimate carries its assumption-free interval (module
-    :mod:`assay.core.bounds`); history checkpoints skip it.
+    :mod:`assay.core.bounds`); history checkpoints skip it. ``prior``: the pool's P(ℓ = 1)
+    per item (:func:`estimate_draws`).
 
     >>> import numpy as np
     >>> from assay.designs import UniformWithoutReplacement
@@ -203,18 +209,21 @@ def estimate_all(design: "Design", collected: "Collected", predictions: np.ndarr
     0.5
     """
     return estimate_draws(design, collected.draws, collected.labels, predictions, confidence,
-                          alphas, interval, bounds)
+                          alphas, interval, bounds, prior=prior)
 
 
 def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Sequence[int],
                    predictions: np.ndarray, confidence: float,
                    alphas: dict[str, float] | None = None, interval: str = "auto",
                    bounds: bool = True, pool_size: int | None = None,
-                   positives: int | None = None) -> dict[str, Estimate]:
+                   positives: int | None = None, prior: np.ndarray | None = None
+                   ) -> dict[str, Estimate]:
     """:func:`estimate_all` from a list of draws and their labels. ``predictions`` is indexed
     by the draws' item index: the whole pool's, or — with ``pool_size`` and ``positives``
     (the pool's size and predicted positives) — only the rows of the items fetched so far, as
-    a pool on an engine gives them (:func:`assay.engines.run.evaluate_on_engine`).
+    a pool on an engine gives them (:func:`assay.engines.run.evaluate_on_engine`). ``prior``,
+    indexed as ``predictions``: the prior's P(ℓ = 1), for the variance of what a stratum's
+    draws saw none of (:func:`assay.core.measures.f_measures`; None: not counted).
 
     >>> import numpy as np
     >>> from assay.designs import UniformWithoutReplacement
@@ -243,7 +252,8 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
                               model=model, domain_size=int(predictions.sum() if positives is None
-                                                           else positives))
+                                                           else positives),
+                              prior=None if prior is None else np.asarray(prior)[draws.item])
     column = np.asarray(predictions)[:, None]
     known = None if positives is None else np.array([int(positives)])
     one = _checked({k: [e] for k, e in out.items()}, draws, labels, column, sample, alphas,

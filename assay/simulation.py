@@ -92,7 +92,8 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
         des = build_design(design, n=n, predictions=predictions, score=score, prior=prior,
                            budget=budget, rng=rng, alpha=alpha, options=options)
         col = collect(des, lambda i: int(truth[i]), budget)
-        res = estimate_all(des, col, predictions, confidence, measures, interval, bounds=False)
+        res = estimate_all(des, col, predictions, confidence, measures, interval, bounds=False,
+                           prior=prior)
         for m, e in res.items():
             if e.defined:
                 est[m][r], lo[m][r], hi[m][r] = e.estimate, e.ci_low, e.ci_high

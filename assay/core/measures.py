@@ -30,6 +30,7 @@ from assay.core.intervals import component_ratio_interval, counts_overstated, ra
 from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
                                     moving_counts)
 from assay.core.totals import Sample, StratifiedSample, unseen_positive_bound
+from assay.core.unseen_cells import unseen_cell_variance
 from assay.core.types import Estimate
 from assay.errors import EstimationError
 
@@ -80,7 +81,8 @@ def _check(alpha: float, confidence: float) -> None:
 def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha: float,
                confidence: float = 0.95, measure: str | None = None, interval: str = "auto",
                n_domain: np.ndarray | None = None, n_success: np.ndarray | None = None,
-               why_design: str = "", domain_size: np.ndarray | None = None) -> list[Estimate]:
+               why_design: str = "", domain_size: np.ndarray | None = None,
+               prior: np.ndarray | None = None) -> list[Estimate]:
     """Design-based F_α (module docstring) of every system: ``predictions`` is (n,) or (n, m),
     aligned with ``labels`` and the sample's draws. ``n_domain[j]``: distinct labelled items
     with x_i > 0 for system j, ``n_success[j]`` of those with y_i = 1 (default: counts over
@@ -89,9 +91,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     interval is then cut to what the labels make certain, [TP_seen, TP_seen + unlabelled
     PP] / PP (a set that always holds the truth, so the cut keeps the coverage), and labelling
     every predicted positive is a census. A census (every stratum labelled in full) is exact
-    for every measure. Draws with replacement at unequal probabilities (importance, OASIS)
-    take their delta interval on the logit scale (:data:`WR_SCALE`; Korn & Graubard 1999,
-    §5.2): their Hansen–Hurwitz ratio is skewed by the rarely drawn, heavily weighted items
+    for every measure. ``prior`` (the prior's P(ℓ = 1) per draw), with strata: a cell of a
+    stratum whose draws saw none of an outcome adds the variance of what its unlabelled items
+    hold under the prior (:func:`assay.core.unseen_cells.unseen_cell_variance`). Draws with
+    replacement at unequal probabilities (importance, OASIS) take their delta interval on the
+    logit scale (:data:`WR_SCALE`; Korn & Graubard 1999, §5.2): their Hansen–Hurwitz ratio is skewed by the rarely drawn, heavily weighted items
     (a run that draws fewer of them than expected overestimates recall and underestimates
     its variance). On the importance design's 30 cells of bench/adversarial.py (10 worlds ×
     500/1,000/2,000 labels, 200 repetitions) coverage below 0.92 fell from 8 measure-cells to
@@ -143,6 +147,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
         var[:] = 0.0
         fraction[:] = 1.0
     elif isinstance(sample, StratifiedSample):
+        if prior is not None:     # cells whose draws saw none of an outcome: the prior's say
+            var = var + unseen_cell_variance(sample, ell, yhat, prior, r, x_tot, alpha)
         if np.array_equal(sample.counts(), sample.sizes):
             fraction[:] = 1.0                        # a census: every item labelled
         elif domain_size is not None and alpha == 1.0:
@@ -226,7 +232,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
               confidence: float = 0.95, measure: str | None = None,
               interval: str = "auto", n_domain: int | None = None,
               n_success: int | None = None, model: PredictiveModel | None = None,
-              domain_size: int | None = None) -> Estimate:
+              domain_size: int | None = None, prior: np.ndarray | None = None) -> Estimate:
     """F_α of one system (seed 002, eqs. 1 and 3): the design-based estimate of
     :func:`f_measures`, or, given a ``model`` whose fit check passes (p ≥ ``FIT_LEVEL``), the
     model's estimate and interval with the design-based one beside it in ``extra``.
@@ -242,7 +248,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
               None if n_success is None else np.array([n_success]))
     size = None if domain_size is None else np.array([domain_size])
     design = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
-                        *counts, domain_size=size)[0]
+                        *counts, domain_size=size, prior=prior)[0]
     if model is None or interval == "design" or not design.defined or design.method == "census":
         return design                   # (a census is exact: no model needed)
     res = model.predictive(alpha, confidence)
@@ -259,7 +265,7 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                   "strata): the labels win, design-based estimate and interval")
     if misfit:
         fell = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
-                          *counts, why_design=misfit, domain_size=size)[0]
+                          *counts, why_design=misfit, domain_size=size, prior=prior)[0]
         return replace(fell, extra={**fell.extra, "model_estimate": res.estimate,
                                     "model_interval": (res.ci_low, res.ci_high)})
     return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,

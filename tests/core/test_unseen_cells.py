@@ -1,0 +1,116 @@
+"""The variance of what a stratum's draws saw none of (:mod:`assay.core.unseen_cells`)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from assay.core.measures import f_measures
+from assay.core.totals import StratifiedSample
+from assay.core.unseen_cells import unseen_cell_variance
+
+def _off_score_design():
+    """The off_score world (world seed 11) and the stratified design's strata and n_h at
+    2,000 labels: 6 of its 82 false negatives lie in two strata below the top, labelled 79
+    of 741 and 116 of 1,088 items."""
+    import assay
+    from assay.designs import build_design
+    from assay.designs.settings import StratifiedSettings
+    from assay.worlds import WORLDS
+    w = WORLDS["off_score"](np.random.default_rng(11))
+    pool = assay.load_pool(w.frame.drop(columns="label"))
+    des = build_design(StratifiedSettings(), n=pool.size, predictions=pool.prediction,
+                       score=pool.score, prior=pool.prior_probability(), budget=2000,
+                       rng=np.random.default_rng(0))
+    return w, pool, des
+
+
+def _sample(rng, w, pool, des):
+    """One stratified sample of the design's n_h: the sample, labels, predictions, prior."""
+    st = des.strata
+    items = np.concatenate([rng.choice(st.members(h), int(des.n_h[h]), replace=False)
+                            for h in range(st.count)])
+    stratum = np.repeat(np.arange(st.count), des.n_h)
+    return (StratifiedSample(stratum=stratum, sizes=st.sizes), w.frame["label"].to_numpy()[items],
+            pool.prediction[items], pool.prior_probability()[items])
+
+
+def test_a_prior_that_says_empty_and_a_census_add_nothing():
+    s = StratifiedSample(stratum=np.repeat([0, 1], 5), sizes=np.array([5, 100]))
+    zeros = np.zeros(10)
+    prior = np.r_[np.full(5, 0.5), np.zeros(5)]      # stratum 0 is a census, 1 says empty
+    v = unseen_cell_variance(s, zeros, np.zeros((10, 1)), prior, np.array([0.5]),
+                             np.array([10.0]), 0.0)
+    assert v.tolist() == [0.0]
+
+
+def _expected(unseen, p, g):
+    return (unseen * p * (1 - p) + (unseen * p) ** 2) * g * g
+
+
+def test_a_prior_the_labels_contradict_is_recalibrated_on_them():
+    # stratum 0: 100 of 200 labelled, 10 matches where the prior expects 50; stratum 1: 40 of
+    # 1,000 labelled, none seen, the prior's rate 0.05: recalibrated by κ = 20.5 / 150.5
+    s = StratifiedSample(stratum=np.repeat([0, 1], [100, 40]), sizes=np.array([200, 1000]))
+    lab = np.r_[np.ones(10), np.zeros(130)]
+    prior = np.r_[np.full(100, 0.5), np.full(40, 0.05)]
+    v = unseen_cell_variance(s, lab, np.zeros((140, 1)), prior, np.array([0.5]),
+                             np.array([20.0]), 0.0)
+    kappa = (10 * 2 + 0.5) / (100 * 2 * 0.5 + 40 * 25 * 0.05 + 0.5)
+    assert math.isclose(float(v[0]), _expected(960, kappa * 0.05, 0.5 / 20), rel_tol=1e-12)
+
+
+def test_a_cell_beyond_the_draws_reach_is_left_to_the_assumption_free_interval():
+    # 2 labels of 5,000 items at a rate of 0.01: the draws expect 0.02 matches (< REACH)
+    s = StratifiedSample(stratum=np.repeat([0, 1], [100, 2]), sizes=np.array([100, 5000]))
+    lab = np.r_[np.ones(10), np.zeros(92)]
+    prior = np.r_[np.full(100, 0.1), np.full(2, 0.01)]
+    v = unseen_cell_variance(s, lab, np.zeros((102, 1)), prior, np.array([0.5]),
+                             np.array([10.0]), 0.0)
+    assert v.tolist() == [0.0]
+
+
+def test_many_draws_that_all_say_no_overrule_a_prior_that_says_yes():
+    # the prior is right in the top stratum (κ ≈ 1), wrong in stratum 1: 500 of 1,000 labelled,
+    # none a match, where it says 0.3: the Jeffreys mean ½ / 501 of those labels wins
+    s = StratifiedSample(stratum=np.repeat([0, 1], [1000, 500]), sizes=np.array([10000, 1000]))
+    lab = np.r_[np.ones(300), np.zeros(700), np.zeros(500)]
+    prior = np.full(1500, 0.3)
+    v = unseen_cell_variance(s, lab, np.zeros((1500, 1)), prior, np.array([0.5]),
+                             np.array([3000.0]), 0.0)
+    assert math.isclose(float(v[0]), _expected(500, 0.5 / 501, 0.5 / 3000), rel_tol=1e-12)
+
+
+def test_precision_counts_unseen_false_positives_of_a_stratum_of_true_positives():
+    # predicted positives: stratum 0, 50 of 100 labelled, 5 false positives (the prior's 0.9
+    # says so); stratum 1, 20 of 200 labelled, all true positives: its 180 unlabelled ones
+    # hold false positives at κ₀·0.1, capped at ½/21
+    s = StratifiedSample(stratum=np.repeat([0, 1], [50, 20]), sizes=np.array([100, 200]))
+    lab = np.r_[np.zeros(5), np.ones(65)]
+    v = unseen_cell_variance(s, lab, np.ones((70, 1)), np.full(70, 0.9), np.array([0.95]),
+                             np.array([300.0]), 1.0)
+    kappa = (5 * 2 + 0.5) / (50 * 2 * 0.1 + 20 * 10 * 0.1 + 0.5)
+    p = min(kappa * 0.1, 0.5 / 21)
+    assert math.isclose(float(v[0]), _expected(180, p, 1 / 300), rel_tol=1e-12)
+
+
+def test_recall_covers_where_a_few_false_negatives_hide_in_lightly_labelled_strata():
+    """The off_score world's stratified design at 2,000 labels, 2,000 stratified samples of
+    its n_h (seed 17): recall's interval without the prior covers about 0.917 (module
+    docstring); with it, at least 0.95 − 3·√(.95·.05/2000) = 0.935, its mean half-width at
+    most 15% wider."""
+    w, pool, des = _off_score_design()
+    rng = np.random.default_rng(17)
+    truth = w.truth["recall"]
+    reps = 2000
+    hit = {False: 0, True: 0}
+    width = {False: 0.0, True: 0.0}
+    for _ in range(reps):
+        s, lab, pred, pri = _sample(rng, w, pool, des)
+        for use in (False, True):
+            e = f_measures(s, lab, pred, 0.0, prior=pri if use else None)[0]
+            hit[use] += e.ci_low <= truth <= e.ci_high
+            width[use] += (e.ci_high - e.ci_low) / 2 / reps
+    assert hit[False] / reps < 0.935                  # the failure this is for
+    assert hit[True] / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hit
+    assert width[True] <= 1.15 * width[False], width
