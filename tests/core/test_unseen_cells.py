@@ -48,50 +48,47 @@ def _expected(unseen, p, g):
     return (unseen * p * (1 - p) + (unseen * p) ** 2) * g * g
 
 
+def _added(counts, sizes, labels, prior, r, x_total, alpha=0.0, predicted=0):
+    """V_add of one system whose draws of two strata (``counts`` of ``sizes``) are all
+    predicted ``predicted``."""
+    s = StratifiedSample(stratum=np.repeat([0, 1], counts), sizes=np.array(sizes))
+    n = sum(counts)
+    return float(unseen_cell_variance(s, labels, np.full((n, 1), float(predicted)), prior,
+                                      np.array([r]), np.array([x_total]), alpha)[0])
+
+
 def test_a_prior_the_labels_contradict_is_recalibrated_on_them():
     # stratum 0: 100 of 200 labelled, 10 matches where the prior expects 50; stratum 1: 40 of
     # 1,000 labelled, none seen, the prior's rate 0.05: recalibrated by κ = 20.5 / 150.5
-    s = StratifiedSample(stratum=np.repeat([0, 1], [100, 40]), sizes=np.array([200, 1000]))
-    lab = np.r_[np.ones(10), np.zeros(130)]
-    prior = np.r_[np.full(100, 0.5), np.full(40, 0.05)]
-    v = unseen_cell_variance(s, lab, np.zeros((140, 1)), prior, np.array([0.5]),
-                             np.array([20.0]), 0.0)
+    v = _added([100, 40], [200, 1000], np.r_[np.ones(10), np.zeros(130)],
+               np.r_[np.full(100, 0.5), np.full(40, 0.05)], 0.5, 20.0)
     kappa = (10 * 2 + 0.5) / (100 * 2 * 0.5 + 40 * 25 * 0.05 + 0.5)
-    assert math.isclose(float(v[0]), _expected(960, kappa * 0.05, 0.5 / 20), rel_tol=1e-12)
+    assert math.isclose(v, _expected(960, kappa * 0.05, 0.5 / 20), rel_tol=1e-12)
 
 
 def test_a_cell_beyond_the_draws_reach_is_left_to_the_assumption_free_interval():
     # 2 labels of 5,000 items at a rate of 0.01: the draws expect 0.02 matches (< REACH)
-    s = StratifiedSample(stratum=np.repeat([0, 1], [100, 2]), sizes=np.array([100, 5000]))
-    lab = np.r_[np.ones(10), np.zeros(92)]
-    prior = np.r_[np.full(100, 0.1), np.full(2, 0.01)]
-    v = unseen_cell_variance(s, lab, np.zeros((102, 1)), prior, np.array([0.5]),
-                             np.array([10.0]), 0.0)
-    assert v.tolist() == [0.0]
+    assert _added([100, 2], [100, 5000], np.r_[np.ones(10), np.zeros(92)],
+                  np.r_[np.full(100, 0.1), np.full(2, 0.01)], 0.5, 10.0) == 0.0
 
 
 def test_many_draws_that_all_say_no_overrule_a_prior_that_says_yes():
     # the prior is right in the top stratum (κ ≈ 1), wrong in stratum 1: 500 of 1,000 labelled,
     # none a match, where it says 0.3: the Jeffreys mean ½ / 501 of those labels wins
-    s = StratifiedSample(stratum=np.repeat([0, 1], [1000, 500]), sizes=np.array([10000, 1000]))
-    lab = np.r_[np.ones(300), np.zeros(700), np.zeros(500)]
-    prior = np.full(1500, 0.3)
-    v = unseen_cell_variance(s, lab, np.zeros((1500, 1)), prior, np.array([0.5]),
-                             np.array([3000.0]), 0.0)
-    assert math.isclose(float(v[0]), _expected(500, 0.5 / 501, 0.5 / 3000), rel_tol=1e-12)
+    v = _added([1000, 500], [10000, 1000], np.r_[np.ones(300), np.zeros(1200)],
+               np.full(1500, 0.3), 0.5, 3000.0)
+    assert math.isclose(v, _expected(500, 0.5 / 501, 0.5 / 3000), rel_tol=1e-12)
 
 
 def test_precision_counts_unseen_false_positives_of_a_stratum_of_true_positives():
     # predicted positives: stratum 0, 50 of 100 labelled, 5 false positives (the prior's 0.9
     # says so); stratum 1, 20 of 200 labelled, all true positives: its 180 unlabelled ones
     # hold false positives at κ₀·0.1, capped at ½/21
-    s = StratifiedSample(stratum=np.repeat([0, 1], [50, 20]), sizes=np.array([100, 200]))
-    lab = np.r_[np.zeros(5), np.ones(65)]
-    v = unseen_cell_variance(s, lab, np.ones((70, 1)), np.full(70, 0.9), np.array([0.95]),
-                             np.array([300.0]), 1.0)
+    v = _added([50, 20], [100, 200], np.r_[np.zeros(5), np.ones(65)], np.full(70, 0.9), 0.95,
+               300.0, alpha=1.0, predicted=1)
     kappa = (5 * 2 + 0.5) / (50 * 2 * 0.1 + 20 * 10 * 0.1 + 0.5)
     p = min(kappa * 0.1, 0.5 / 21)
-    assert math.isclose(float(v[0]), _expected(180, p, 1 / 300), rel_tol=1e-12)
+    assert math.isclose(v, _expected(180, p, 1 / 300), rel_tol=1e-12)
 
 
 def test_recall_covers_where_a_few_false_negatives_hide_in_lightly_labelled_strata():
