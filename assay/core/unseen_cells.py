@@ -91,7 +91,7 @@ def unseen_cell_variance(sample: StratifiedSample, labels: np.ndarray, predictio
                              out=np.zeros(k), where=n_c > 0)
             none = partial & (n_c > 0) & (pos == 0)          # no match seen: unseen matches
             every = partial & (n_c > 0) & (pos == n_c)       # all matches: unseen non-matches
-            wc = w * weight              # the prior recalibrated on the cell's labels (eq. 2)
+            wc = w * weight        # the prior recalibrated on the labels of prediction c (eq. 2)
             k1 = (wc @ ell + 0.5) / (wc @ pri + 0.5)
             k0 = (wc @ (1.0 - ell) + 0.5) / (wc @ (1.0 - pri) + 0.5)
             p = np.where(none, k1 * rate, np.where(every, k0 * (1.0 - rate), 0.0))
