@@ -174,12 +174,12 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
     items, ilab = _distinct(draws, lab)
     ipred = pool_pred[items].astype(np.int64)
     n_tp = np.count_nonzero(ipred * ilab[:, None] > 0, axis=0)
+    drawn_prior = None if prior is None else np.asarray(prior)[draws.item]
     out = {}
     for name, a in alphas.items():
         n_dom = np.count_nonzero(a * ipred + (1 - a) * ilab[:, None] > 0, axis=0)
         out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
-                               domain_size=pool_pred.sum(axis=0),
-                               prior=None if prior is None else np.asarray(prior)[draws.item])
+                               domain_size=pool_pred.sum(axis=0), prior=drawn_prior)
     out = _checked(out, draws, lab, pool_pred, sample, alphas, confidence)
     if bounds and len(draws.item):
         out = _with_free(out, draws, lab, pool_pred, sample, alphas, confidence)
@@ -247,13 +247,14 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
     model = (None if ranked is None else
              RankModel(ranked, {int(p): int(v) for p, v in zip(draws.position, labels)}))
     n_tp = int(np.count_nonzero(ipred * ilab > 0))
+    drawn_prior = None if prior is None else np.asarray(prior)[draws.item]
     out = {}
     for name, a in alphas.items():
         n_dom = int(np.count_nonzero(a * ipred + (1 - a) * ilab > 0))
         out[name] = f_measure(sample, labels, pred, a, confidence, name, interval, n_dom, n_tp,
                               model=model, domain_size=int(predictions.sum() if positives is None
                                                            else positives),
-                              prior=None if prior is None else np.asarray(prior)[draws.item])
+                              prior=drawn_prior)
     column = np.asarray(predictions)[:, None]
     known = None if positives is None else np.array([int(positives)])
     one = _checked({k: [e] for k, e in out.items()}, draws, labels, column, sample, alphas,
