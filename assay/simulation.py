@@ -67,6 +67,9 @@ class Replicates:
         return float(np.mean((self.ci_high[d] - self.ci_low[d]) / 2)) if d.any() else float("nan")
 
 
+LOCKSTEP_RUNS = 50      # OASIS runs drawn side by side (assay.designs.oasis_lockstep)
+
+
 def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
              score: np.ndarray | None, prior: np.ndarray | None, budget: int, reps: int,
              seed: int = 0, confidence: float = 0.95, options: dict[str, Any] | None = None,
@@ -87,11 +90,22 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
     if design == "auto" and "precomputed_order" not in options and score is not None:
         from assay.core.strata import _descending_order
         options["precomputed_order"] = _descending_order(score)
+
+    def make(r: int) -> Any:
+        return build_design(design, n=n, predictions=predictions, score=score, prior=prior,
+                            budget=budget, rng=np.random.default_rng(seed + r), alpha=alpha,
+                            options=options)
+    batch: dict[int, tuple[Any, Any]] = {}
     for r in range(reps):
-        rng = np.random.default_rng(seed + r)
-        des = build_design(design, n=n, predictions=predictions, score=score, prior=prior,
-                           budget=budget, rng=rng, alpha=alpha, options=options)
-        col = collect(des, lambda i: int(truth[i]), budget)
+        if design == "oasis" and r not in batch:   # runs side by side: the same draws, faster
+            from assay.designs.oasis_lockstep import collect_many
+            designs = [make(q) for q in range(r, min(r + LOCKSTEP_RUNS, reps))]
+            batch = dict(enumerate(zip(designs, collect_many(designs, truth, budget)), r))
+        if batch:
+            des, col = batch.pop(r)
+        else:
+            des = make(r)
+            col = collect(des, lambda i: int(truth[i]), budget)
         res = estimate_all(des, col, predictions, confidence, measures, interval, bounds=False,
                            prior=prior)
         for m, e in res.items():

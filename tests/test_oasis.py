@@ -21,6 +21,7 @@ from assay.core.strata import Strata, csf_strata
 from assay.core.measures import f_measure, true_f_measure
 from assay.core.totals import WithReplacementSample
 from assay.estimation import estimate_all
+from assay.designs.oasis_lockstep import collect_many
 from assay.evaluation import collect
 
 # --- a tiny pool: three equal strata of two items, by decreasing score -----------------------
@@ -239,10 +240,9 @@ def replicate(prior, pred, score, truth_labels, budget: int, reps: int, seed: in
     strata = strata if strata is not None else csf_strata(
         score if score is not None else prior, 30)
     out = np.full(reps, np.nan)
-    for r in range(reps):
-        d = OasisDesign(prior, pred, score, np.random.default_rng(seed + r),
-                        precomputed_strata=strata)
-        col = collect(d, lambda i: int(truth_labels[i]), budget)
+    designs = [OasisDesign(prior, pred, score, np.random.default_rng(seed + r),
+                           precomputed_strata=strata) for r in range(reps)]
+    for r, (d, col) in enumerate(zip(designs, collect_many(designs, truth_labels, budget))):
         e = estimate_all(d, col, pred, 0.95, {"f1": 0.5})["f1"]
         out[r] = e.estimate if e.defined else np.nan
     return out
@@ -323,9 +323,9 @@ def test_interval_coverage_synthetic():
     truth = true_f_measure(y, pred, 0.5)
     strata = csf_strata(s, 30)
     reps, hits = 200, 0
-    for r in range(reps):
-        d = OasisDesign(None, pred, s, np.random.default_rng(5000 + r), precomputed_strata=strata)
-        col = collect(d, lambda i: int(y[i]), 2000)
+    designs = [OasisDesign(None, pred, s, np.random.default_rng(5000 + r),
+                           precomputed_strata=strata) for r in range(reps)]
+    for d, col in zip(designs, collect_many(designs, y, 2000)):
         hits += estimate_all(d, col, pred, 0.95, {"f1": 0.5})["f1"].covers(truth)
     tol = 3 * math.sqrt(0.95 * 0.05 / reps)
     assert abs(hits / reps - 0.95) <= tol, hits / reps
@@ -396,10 +396,10 @@ def test_cross_fitting_removes_the_own_label_bias_of_the_distinct_item_estimate(
     reps = 30
     fn = {False: [], True: []}
     for cross_fit in fn:
-        for r in range(reps):
-            d = OasisDesign(None, pred, s, np.random.default_rng(7000 + r),
-                            precomputed_strata=strata, cross_fit=cross_fit, defensive=0.0)
-            col = collect(d, lambda i: int(y[i]), 2000)
+        designs = [OasisDesign(None, pred, s, np.random.default_rng(7000 + r),
+                               precomputed_strata=strata, cross_fit=cross_fit, defensive=0.0)
+                   for r in range(reps)]
+        for d, col in zip(designs, collect_many(designs, y, 2000)):
             dr = Draws.of(col.draws)
             sample = DistinctStratifiedSample.of(dr.item, dr.stratum, d.strata.sizes)
             lab = np.asarray(col.labels)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -97,8 +97,10 @@ class Draws:
         return cls(item=item, stratum=stratum, probability=prob, kind=Kind(kind))
 
     @classmethod
-    def of(cls, draws: list[Draw]) -> "Draws":
+    def of(cls, draws: "list[Draw] | DrawColumns") -> "Draws":
         """Arrays of a list of :class:`Draw` (all of one kind)."""
+        if isinstance(draws, DrawColumns):
+            return draws.columns
         kinds = {Kind(d.kind) for d in draws}
         if len(kinds) > 1:
             raise EstimationError(f"draws of several kinds {sorted(k.value for k in kinds)}")
@@ -109,6 +111,56 @@ class Draws:
                    kind=kinds.pop() if kinds else Kind.SELECTION,
                    phase=np.fromiter((int(d.phase) for d in draws), np.int8, n),
                    position=np.fromiter((d.position for d in draws), np.int64, n))
+
+
+class DrawColumns(Sequence[Draw]):
+    """A read-only list of draws kept as the columns of a :class:`Draws` of the first phase:
+    what a simulation that made millions of draws hands on
+    (:mod:`assay.designs.oasis_lockstep`) without a :class:`Draw` object per draw; an item or
+    an iteration makes them, :meth:`Draws.of` takes the columns as they are.
+
+    >>> cols = DrawColumns.first_phase(np.array([4, 2]), np.array([0.5, 0.25]), np.array([0, 1]),
+    ...                                np.array([7, 3]), Kind.SELECTION)
+    >>> len(cols), cols[1].index, Draws.of(cols).probability.tolist()
+    (2, 2, [0.5, 0.25])
+    """
+
+    def __init__(self, columns: Draws) -> None:
+        if columns.phase is None or columns.position is None:
+            raise EstimationError("DrawColumns needs the phase and position columns")
+        self.columns = columns
+
+    @classmethod
+    def first_phase(cls, item: np.ndarray, probability: np.ndarray, stratum: np.ndarray,
+                    position: np.ndarray, kind: Kind) -> "DrawColumns":
+        n = item.shape[0]
+        return cls(Draws(item=item.astype(np.int64), stratum=stratum.astype(np.int64),
+                         probability=probability.astype(np.float64), kind=kind,
+                         phase=np.full(n, int(Phase.FIRST), np.int8),
+                         position=position.astype(np.int64)))
+
+    def __len__(self) -> int:
+        return self.columns.size
+
+    def _one(self, i: int) -> Draw:
+        c = self.columns
+        assert c.phase is not None and c.position is not None
+        return Draw(int(c.item[i]), float(c.probability[i]), int(c.stratum[i]), c.kind,
+                    int(c.position[i]), Phase(int(c.phase[i])))
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._one(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self._one(i % n)
+
+    def __iter__(self) -> Iterator[Draw]:
+        return (self._one(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
 
 
 @dataclass(frozen=True)
@@ -151,4 +203,4 @@ class Estimate:
                                                               "ci_high": free[1]}}
 
 
-__all__ = ["Code", "Draw", "Draws", "Estimate", "Kind", "Phase"]
+__all__ = ["Code", "Draw", "DrawColumns", "Draws", "Estimate", "Kind", "Phase"]
