@@ -109,8 +109,8 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
              interval: str = "auto",
              progress: Callable[[int, int, dict[str, Estimate]], None] | None = None,
              id_columns: list[str] | None = None, on_conflict: str = "fail",
-             settings: DesignSettings | None = None, run: int | None = None
-             ) -> EvaluationResult:
+             settings: DesignSettings | None = None, run: int | None = None,
+             history: bool = True) -> EvaluationResult:
     """Estimate precision, recall and F1 of ``pool``'s predictions from at most ``budget``
     distinct labels (a thin loop over a :class:`~assay.campaign.Campaign`).
 
@@ -127,6 +127,9 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
     dataset and annotator — ``fail`` (the default: a :class:`LabelConflict` with the counts),
     ``keep`` the stored labels, or ``replace`` them with the file's. ``run``: the id of a
     stored run to replay or extend with the settings, seed, dataset and annotator it saved.
+    ``history``: the estimates at the checkpoints of the result's ``history`` (the report's
+    convergence plot); False keeps the final one only, which a simulation that reads the final
+    estimate needs (the same draws and estimates, without an estimate every few labels).
     """
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
@@ -159,8 +162,8 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
             raise
         raise AssayInputError(f"--design {name}", str(exc)) from None
     by_name = {m.annotator: m for m in members}
-    history: list[HistoryPoint] = []
-    marks = _checkpoints(camp.target)
+    points: list[HistoryPoint] = []
+    marks = _checkpoints(camp.target) if history else set()
     last = [-1]
 
     def observe(c: Campaign) -> None:
@@ -169,7 +172,7 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
             last[0] = n
             est = c.estimate(bounds=False)
             if n in marks:
-                history.append(HistoryPoint(n, len(c.collected.draws), est))
+                points.append(HistoryPoint(n, len(c.collected.draws), est))
             if progress is not None:
                 progress(n, budget, est)
 
@@ -196,15 +199,15 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                          "labels")
     for note in notes + camp.result_notes():
         est = _with_note(est, note)
-    if not history or history[-1].labels_used != collected.distinct:
-        history.append(HistoryPoint(collected.distinct, len(collected.draws), est))
+    if not points or points[-1].labels_used != collected.distinct:
+        points.append(HistoryPoint(collected.distinct, len(collected.draws), est))
     if progress is not None:
         progress(collected.distinct, budget, est)
     params = {**camp.design.params(), "pool_size": pool.size, "run": camp.run_id,
               "dataset": dataset, "settings": s.to_dict()}
     return EvaluationResult(design=name, seed=seed, labels_used=collected.distinct,
                             pool_size=pool.size, confidence=confidence, estimates=est,
-                            params=params, history=history, draws=collected.draws,
+                            params=params, history=points, draws=collected.draws,
                             draw_labels=collected.labels, new_labels=camp.new,
                             reused_labels=camp.reused, strata=camp.design.strata_table(),
                             pool_source=pool.source, annotator=camp.annotator)

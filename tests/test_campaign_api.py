@@ -174,3 +174,18 @@ def test_a_panel_undo_cannot_drop_a_sampled_item(tmp_path):
     again.next_items()
     assert again.collected.labelled[i] == 1
     assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]
+
+
+@pytest.mark.parametrize("design", ["auto", "stratified", "importance", "oasis", "passive"])
+def test_a_run_without_history_has_the_same_draws_and_estimates(design):
+    """evaluate(history=False) skips the estimates at the checkpoints, nothing else."""
+    import assay
+    from assay.worlds import WORLDS
+    f = WORLDS["ties"](np.random.default_rng(3)).frame
+    pool, gold = assay.load_pool(f.drop(columns=["label"])), f[["id", "label"]]
+    full = assay.evaluate(pool, gold, design=design, budget=150, seed=2)
+    bare = assay.evaluate(pool, gold, design=design, budget=150, seed=2, history=False)
+    assert len(full.history) > 10 and len(bare.history) == 1
+    assert bare.draws == full.draws and bare.draw_labels == full.draw_labels
+    assert {m: e.to_dict() for m, e in bare.estimates.items()} == \
+           {m: e.to_dict() for m, e in full.estimates.items()}

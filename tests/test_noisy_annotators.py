@@ -126,8 +126,9 @@ def noisy_runs():
     gold = ArrayLabels(truth)
     ref = simulated_panel(gold, 3, 0.05, 0.2, seed=11)
     majority = np.array([ref.label(i, f"i{i}") for i in range(len(df))])
-    runs = [evaluate(df, simulated_panel(gold, 3, 0.05, 0.2, seed=11), design="stratified",
-                     budget=500, seed=r).estimates for r in range(REPS)]
+    pool = load_pool(df)
+    runs = [evaluate(pool, simulated_panel(gold, 3, 0.05, 0.2, seed=11), design="stratified",
+                     budget=500, seed=r, history=False).estimates for r in range(REPS)]
     return truth, majority, pred, runs
 
 

@@ -35,7 +35,7 @@ def _coverage(pool: str, reps: int = REPS, budget: int = 1000) -> dict[str, floa
     hits = {m: 0 for m in truth}
     for r in range(reps):
         est = assay.evaluate(pool_, f[["id", "label"]], design="importance", budget=budget,
-                             seed=5000 + r, dataset=pool).estimates
+                             seed=5000 + r, dataset=pool, history=False).estimates
         for m, t in truth.items():
             hits[m] += int(est[m].ci_low <= t <= est[m].ci_high)
     return {m: h / reps for m, h in hits.items()}
@@ -83,7 +83,8 @@ def _ties_coverage(world_seed: int, budget: int, reps: int) -> dict[str, int]:
     hits = {m: 0 for m in ("recall", "f1")}
     for r in range(reps):
         est = assay.evaluate(pool, w.frame[["id", "label"]], design="stratified",
-                             budget=budget, seed=5000 + r, dataset="ties").estimates
+                             budget=budget, seed=5000 + r, dataset="ties",
+                             history=False).estimates
         for m in hits:
             hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
     return hits
@@ -224,7 +225,7 @@ def test_importance_f1_covers_on_worlds_where_the_symmetric_interval_did_not(wor
     hits = {"recall": 0, "f1": 0}
     for r in range(WR_REPS):
         est = assay.evaluate(pool, gold, design="importance", budget=budget, seed=7000 + r,
-                             dataset=world).estimates
+                             dataset=world, history=False).estimates
         for m in hits:
             hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
     cov = {m: h / WR_REPS for m, h in hits.items()}

@@ -63,10 +63,11 @@ def panel_decision(ones: int, zeros: int, remaining: int, size: int) -> int | No
     >>> panel_decision(1, 1, 1, 3) is None, panel_decision(2, 1, 0, 3), panel_decision(1, 0, 0, 3)
     (True, 1, -1)
     """
-    need = size // 2 + 1
-    label = int(majority(np.array([ones]), np.array([zeros]), quorum=need)[0])
-    if label != NO_LABEL:
-        return label
+    need = size // 2 + 1            # majority(…, quorum=need) for one item, in integers
+    if ones > zeros and ones >= need:
+        return 1
+    if zeros > ones and zeros >= need:
+        return 0
     return NO_LABEL if max(ones, zeros) + remaining < need else None
 
 

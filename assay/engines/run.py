@@ -167,13 +167,13 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                        store: Any = None, dataset: str | None = None,
                        annotator: str = "gold", options: dict[str, Any] | None = None,
                        probability: str | None = None,
-                       progress: Callable[[int, int, dict[str, Estimate]], None] | None = None
-                       ) -> EngineResult:
+                       progress: Callable[[int, int, dict[str, Estimate]], None] | None = None,
+                       history: bool = True) -> EngineResult:
     """Estimate precision, recall and F1 of a pool on ``engine`` from at most ``budget``
     distinct labels (``labels``: a gold file path, a frame of id columns + ``label``, or a
     function of the item key). With ``store`` (a :class:`~assay.labels.store.LabelStore` or
     its URL) labels already there for ``dataset`` and ``annotator`` are reused and new ones
-    written at once."""
+    written at once. ``history`` as in :func:`assay.evaluation.evaluate`."""
     from assay.labels.store import Judgment, LabelStore
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
@@ -196,7 +196,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     new = reused = 0
     target = min(int(budget), info.rows)
     from assay.evaluation import HistoryPoint, _checkpoints
-    marks, history = _checkpoints(target), []
+    marks, points = (_checkpoints(target) if history else set()), []
     labelled: dict[int, int] = {}
     while len(labelled) < target and not des.exhausted() and \
             len(draws) < MAX_DRAWS_PER_LABEL * target:
@@ -234,14 +234,14 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                                    .to_numpy(), info.rows, info.positives, confidence,
                                    bounds=False)
             if n in marks:
-                history.append(HistoryPoint(n, len(draws), est))
+                points.append(HistoryPoint(n, len(draws), est))
             if progress is not None:
                 progress(n, target, est)
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)
-    if not history or history[-1].labels_used != len(labelled):
-        history.append(HistoryPoint(len(labelled), len(draws), est))
+    if not points or points[-1].labels_used != len(labelled):
+        points.append(HistoryPoint(len(labelled), len(draws), est))
     if progress is not None:
         progress(len(labelled), target, est)
     manifest = des.manifest()                               # type: ignore[attr-defined]
@@ -256,7 +256,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                          "'probability' column")
     return EngineResult(settings.name, int(seed), len(labelled), info.rows, confidence, est,
                         params, draws, draw_labels, drawn, manifest, new, reused,
-                        des.strata_table(), info.source, annotator, history)
+                        des.strata_table(), info.source, annotator, points)
 
 
 __all__ = ["ENGINE_DESIGNS", "EngineResult", "GoldLabels", "engine_design",

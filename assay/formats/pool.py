@@ -225,7 +225,10 @@ def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str,
               unique: bool = True) -> None:
     """Every row has an id (not missing, not blank) and, with ``unique``, a distinct one."""
     ids = df[cols]
-    null = (ids.isna() | ids.apply(lambda c: c.map(_blank))).any(axis=1).to_numpy()
+    null = ids.isna().any(axis=1).to_numpy()
+    for c in cols:                          # blank text: only a column that can hold text
+        if not _numeric(ids[c]) and ids[c].dtype != bool:
+            null = null | ids[c].map(_blank).to_numpy(dtype=bool)
     if null.any():
         r = int(np.flatnonzero(null)[0])
         raise AssayInputError(name, f"empty id in column(s) {cols}", where=where(kind, r),
@@ -279,6 +282,8 @@ def binary_column(df: pd.DataFrame, col: str, name: str, kind: str) -> np.ndarra
     """A 0/1 column as int8; the first value that is not 0/1 (or true/false) is an error."""
     raw = df[col]
     if raw.dtype == bool or str(raw.dtype) == "boolean":
+        vals = raw.astype("float64")
+    elif _numeric(raw):                     # no text to read: no per-value pass
         vals = raw.astype("float64")
     else:
         words = raw.map(lambda v: _TRUTH.get(v.strip().lower(), v) if isinstance(v, str) else v)

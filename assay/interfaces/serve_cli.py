@@ -45,7 +45,11 @@ def serve(ctx: typer.Context, store: str = STORE,
           workers: bool = typer.Option(True, "--worker/--no-worker",
                                        help="Run the jobs in this process"),
           secure: bool = typer.Option(False, "--secure-cookies",
-                                      help="Cookies over HTTPS only (behind a TLS proxy)")
+                                      help="Cookies over HTTPS only (behind a TLS proxy)"),
+          undo_seconds: float = typer.Option(
+              60.0, "--undo-seconds", min=0.0,
+              help="How long a decision stays open to its annotator's undo before the jobs "
+                   "use it")
           ) -> None:
     """Serve the pages and the API (or run a sub-command)."""
     ctx.obj = store
@@ -53,6 +57,9 @@ def serve(ctx: typer.Context, store: str = STORE,
         return
     labels = _store(store)
     import uvicorn
+
+    from assay.service import queue
+    queue.UNDO_SECONDS = float(undo_seconds)
 
     from assay.service.app import create_app
     out.print(f"assay service on http://{host}:{port} (store {labels.location})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -91,9 +92,17 @@ class SimulatedAnnotator(LabelSource):
 
     def label(self, index: int, key: str) -> int:
         true = self.truth.label(index, key)
-        u = np.random.default_rng([self.seed, zlib.crc32(key.encode())]).random()
+        u = _uniform(self.seed, zlib.crc32(key.encode()))
         flip = self.fnr if true == 1 else self.fpr
         return int(1 - true) if u < flip else int(true)
+
+
+@lru_cache(maxsize=1 << 16)
+def _uniform(seed: int, key_hash: int) -> float:
+    """The simulated annotator's uniform for one item: a function of its seed and the item's
+    key only (so a later run asks it again and gets the same answer), kept for the items a
+    simulation asks again and again."""
+    return float(np.random.default_rng([seed, key_hash]).random())
 
 
 @dataclass

@@ -154,7 +154,7 @@ def test_engine_estimates_are_unbiased(design):
     cover = {m: 0 for m in truth}
     reps = 200
     for seed in range(reps):
-        r = evaluate_on_engine(mem, gold, design, 300, seed)
+        r = evaluate_on_engine(mem, gold, design, 300, seed, history=False)
         if design == "stratified":
             assert r.manifest.sizes == tuple(int(s) for s in st.sizes)
         for m in truth:
@@ -189,9 +189,10 @@ def test_engine_oasis_is_the_memory_oasis_in_distribution():
     reps = 200
     got = {w: {m: [] for m in truth} for w in ("engine", "memory")}
     for seed in range(1000, 1000 + reps):
-        for where, est in (("engine", evaluate_on_engine(mem, gold, "oasis", 300, seed)),
+        for where, est in (("engine", evaluate_on_engine(mem, gold, "oasis", 300, seed,
+                                                         history=False)),
                            ("memory", assay.evaluate(pool, gold, design="oasis", budget=300,
-                                                     seed=seed))):
+                                                     seed=seed, history=False))):
             for m in truth:
                 e = est.estimates[m]
                 got[where][m].append((e.estimate, e.ci_low <= truth[m] <= e.ci_high))

@@ -30,8 +30,8 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(db, port):
-    p = subprocess.Popen(SERVE + ["--store", str(db), "--port", str(port)],
+def _start(db, port, *extra: str):
+    p = subprocess.Popen(SERVE + ["--store", str(db), "--port", str(port), *extra],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 90          # a loaded CI machine starts Python slowly
     while time.monotonic() < deadline:
@@ -54,7 +54,9 @@ def test_serve_kill_9_keeps_acknowledged_labels(service):
     sub = {"Authorization": f"Bearer {auth.new_token(engine, user_by_name(engine, 'alice'))[1]}"}
     port, db = _port(), service.path / "svc.db"
     base = f"http://127.0.0.1:{port}"
-    proc = _start(db, port)
+    # decisions held back a second for an undo (the service's 60 s would make the jobs wait
+    # two minutes: the window itself is tests/service/test_service_queue.py's)
+    proc = _start(db, port, "--undo-seconds", "1")
     acked: dict[str, int] = {}
     try:
         for _ in range(5):
@@ -67,7 +69,7 @@ def test_serve_kill_9_keeps_acknowledged_labels(service):
         proc.wait(10)
         assert {k: v for k, v in LabelStore(db).labels("kb", "ann1").items()
                 if k in acked} == acked
-        proc = _start(db, port)
+        proc = _start(db, port, "--undo-seconds", "1")
         deadline = time.monotonic() + 180
         while httpx.get(f"{base}/api/submissions/{sid}", headers=sub).json()["state"] != "done":
             assert time.monotonic() < deadline, "the submission did not finish"
