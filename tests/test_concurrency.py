@@ -46,7 +46,7 @@ for r in range(int(reps)):
     while not (folder / f'go-{r}').exists():
         time.sleep(0.005)
     res = evaluate(pool, Logged(folder / f'asked-{r}-{me}.log'), design='stratified',
-                   budget=int(budget), seed=7, store=urls[r], dataset='shared')
+                   budget=int(budget), seed=7, store=urls[r], dataset='shared', history=False)
     (folder / f'result-{r}-{me}.json').write_text(json.dumps(
         {'estimates': res.to_dict(), 'new': res.new_labels, 'reused': res.reused_labels}))
 """

@@ -53,6 +53,10 @@ class Strata:
     def sizes(self) -> np.ndarray:
         return np.diff(self.bounds)
 
+    def size(self, h: int) -> int:
+        """N_h of one stratum (what ``sizes[h]`` gives, without the array: a draw's hot path)."""
+        return int(self.bounds[h + 1] - self.bounds[h])
+
     @property
     def stratum_names(self) -> tuple[str, ...]:
         """The strata's names (their numbers when unnamed)."""

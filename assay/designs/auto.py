@@ -193,14 +193,14 @@ class AutoDesign(Design):
         j = self._shuffles[h].next(self.rng)
         pos = int(self.strata.bounds[h] + j)
         self.n_h[h] += 1
-        incl = float(self.target[h]) / float(self.strata.sizes[h])
+        incl = float(self.target[h]) / float(self.strata.size(h))
         return Draw(int(self.strata.order[pos]), incl, h, Kind.INCLUSION, pos)
 
     def update(self, draw: Draw, label: int) -> None:
         self._labels[draw.position] = int(label)
 
     def skip(self, draw: Draw) -> None:
-        if self._shuffles[draw.stratum].taken < self.strata.sizes[draw.stratum]:
+        if self._shuffles[draw.stratum].taken < self.strata.size(draw.stratum):
             self._queue.append(draw.stratum)
             self.n_h[draw.stratum] -= 1
 

@@ -320,7 +320,7 @@ class StratifiedDesign(_ScheduledStrata):
         j = self._shuffles[h].next(self.rng)
         pos = int(self.strata.bounds[h] + j)
         item = int(self.strata.order[pos])
-        return Draw(item, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION, pos)
+        return Draw(item, float(self.n_h[h]) / float(self.strata.size(h)), h, Kind.INCLUSION, pos)
 
     def skip(self, draw: Draw) -> None:
         self._put_back(draw.stratum, self._shuffles[draw.stratum].taken)
