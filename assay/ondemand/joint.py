@@ -39,13 +39,15 @@ from scipy import stats
 from assay.core.mixture import mixture_mean, optimal_weights_fast, ratio_mixture_mean
 from assay.core.open_world import (RecallParts, closed_world_parts, joint_estimates,
                                    open_world_recall)
+from assay.core.rows import unique_rows
 from assay.core.types import Estimate
 from assay.ondemand.regions import region_variance
 
 try:            # many tiny L-BFGS problems: a threaded BLAS only spins (20x slower measured on a
-    from threadpoolctl import threadpool_limits      # busy 2-core machine)
+    from threadpoolctl import ThreadpoolController   # busy 2-core machine)
 except ImportError:                                   # pragma: no cover
-    threadpool_limits = None
+    ThreadpoolController = None
+_CONTROLLER: list = []          # one controller, made at the first call (see single_thread)
 
 RULES = ("optimal", "overlap", "own")
 OWN, NOVEL, FILL = "own", "novel", "fill"
@@ -160,10 +162,10 @@ class Universe:
             out = None
             if self.own is not None or self.fill is not None:
                 q = np.ascontiguousarray(self.proposals())
-                _, inv = np.unique(q, axis=0, return_inverse=True)
-                _, by_memb = np.unique(self.memb, axis=0, return_inverse=True)
+                _, inv = unique_rows(q, return_inverse=True)
+                _, by_memb = unique_rows(self.memb, return_inverse=True)
                 inv, by_memb = np.asarray(inv).reshape(-1), np.asarray(by_memb).reshape(-1)
-                if len(np.unique(np.column_stack([by_memb, inv]), axis=0)) > by_memb.max() + 1:
+                if len(unique_rows(np.column_stack([by_memb, inv]))) > by_memb.max() + 1:
                     out = inv
             self._cache["strata"] = out
         return self._cache["strata"]
@@ -218,8 +220,15 @@ def mixtures(uni: Universe, n: np.ndarray, rate: float, rule: str = "optimal",
 
 
 def single_thread() -> Any:
-    """A context in which BLAS runs on one thread (threadpoolctl, when installed)."""
-    return nullcontext() if threadpool_limits is None else threadpool_limits(1)
+    """A context in which BLAS runs on one thread (threadpoolctl, when installed). One
+    controller serves every call: ``threadpool_limits`` would scan the loaded libraries on each
+    (1.5 ms a call); the BLAS libraries are loaded by the time this is first called (numpy's and
+    scipy's, imported with this module)."""
+    if ThreadpoolController is None:
+        return nullcontext()
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1)
 
 
 def defend(pi: np.ndarray, n: np.ndarray, share: float = DEFENSIVE) -> np.ndarray:

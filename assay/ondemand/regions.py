@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.core.rows import unique_rows
+
 
 def regions(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | None,
             strata: np.ndarray | None = None
@@ -48,7 +50,7 @@ def regions(memb: np.ndarray, item: np.ndarray, f: np.ndarray, target: int | Non
     rows = memb[:, target] if target is not None else np.ones(len(memb), dtype=bool)
     mine = np.flatnonzero(rows)
     rows_of = memb[mine] if strata is None else np.column_stack([memb[mine], strata[mine]])
-    _, region = np.unique(rows_of, axis=0, return_inverse=True)
+    _, region = unique_rows(rows_of, return_inverse=True)
     where = np.full(len(memb), -1)
     where[mine] = region.ravel()
     size = np.bincount(where[mine]).astype(np.float64)

@@ -152,7 +152,9 @@ class OnDemandStore:
         q = select(o.c.system_id, o.c.item).join(s, s.c.id == o.c.system_id).where(
             s.c.campaign_id == campaign_id)
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "item"])
+            # plain tuples, here and below: pandas probes every Row object (slow), not a tuple
+            rows = [tuple(r) for r in conn.execute(q)]
+        return pd.DataFrame(rows, columns=["system_id", "item"])
 
     @_store_errors
     def finish(self, system_id: int) -> None:
@@ -189,8 +191,8 @@ class OnDemandStore:
         q = select(d.c.system_id, d.c.round, d.c.proposal, d.c.item, d.c.probability).where(
             d.c.campaign_id == campaign_id).order_by(d.c.id)
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "round", "proposal",
-                                                                "item", "probability"])
+            rows = [tuple(r) for r in conn.execute(q)]
+        return pd.DataFrame(rows, columns=["system_id", "round", "proposal", "item", "probability"])
 
     @_store_errors
     def structure(self, campaign_id: int) -> pd.DataFrame:
@@ -198,7 +200,8 @@ class OnDemandStore:
         t = items_table
         q = select(t.c.item, *[t.c[c] for c in STRUCTURE]).where(t.c.campaign_id == campaign_id)
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(q).all(), columns=["item", *STRUCTURE])
+            rows = [tuple(r) for r in conn.execute(q)]
+        return pd.DataFrame(rows, columns=["item", *STRUCTURE])
 
     @_store_errors
     def fills(self, campaign_id: int) -> pd.DataFrame:
@@ -207,7 +210,8 @@ class OnDemandStore:
         q = select(fl.c.system_id, fl.c.item, fl.c.density).join(
             s, s.c.id == fl.c.system_id).where(s.c.campaign_id == campaign_id)
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(q).all(), columns=["system_id", "item", "density"])
+            rows = [tuple(r) for r in conn.execute(q)]
+        return pd.DataFrame(rows, columns=["system_id", "item", "density"])
 
     @_store_errors
     def rounds(self, system_id: int) -> int:
