@@ -29,7 +29,8 @@ import numpy as np
 from assay.core.intervals import component_ratio_interval, counts_overstated, ratio_interval
 from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
                                     moving_counts)
-from assay.core.totals import Sample, StratifiedSample, unseen_positive_bound
+from assay.core.totals import (Sample, StratifiedSample, WithReplacementSample,
+                               unseen_positive_bound)
 from assay.core.unseen_cells import unseen_cell_variance
 from assay.core.types import Estimate
 from assay.errors import EstimationError
@@ -93,7 +94,8 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     every predicted positive is a census. A census (every stratum labelled in full) is exact
     for every measure. ``prior`` (the prior's P(ℓ = 1) per draw), with strata: a cell of a
     stratum whose draws saw none of an outcome adds the variance of what its unlabelled items
-    hold under the prior (:func:`assay.core.unseen_cells.unseen_cell_variance`). Draws with
+    hold under the prior (:func:`assay.core.unseen_cells.unseen_cell_variance`; for draws
+    with replacement made uniformly within strata, OASIS, over their distinct items). Draws with
     replacement at unequal probabilities (importance, OASIS) take their delta interval on the
     logit scale (:data:`WR_SCALE`; Korn & Graubard 1999, §5.2): their Hansen–Hurwitz ratio is skewed by the rarely drawn, heavily weighted items
     (a run that draws fewer of them than expected overestimates recall and underestimates
@@ -154,6 +156,12 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
         elif domain_size is not None and alpha == 1.0:
             size = np.broadcast_to(np.asarray(domain_size, dtype=np.float64), (m,))
             fraction = np.divide(dom, size, out=np.zeros(m), where=size > 0)
+    elif prior is not None and isinstance(sample, WithReplacementSample):
+        dist = sample.distinct_strata()          # OASIS: the distinct items of each stratum
+        if dist is not None:
+            sub, first = dist
+            var = var + unseen_cell_variance(sub, ell[first], yhat[first],
+                                             np.asarray(prior)[first], r, x_tot, alpha)
     known = (None if domain_size is None or alpha != 1.0 or n_domain is None or n_success is None
              else np.broadcast_to(np.asarray(domain_size, dtype=np.float64), (m,)))
     if isinstance(sample, StratifiedSample) and alpha < 1.0:

@@ -104,6 +104,22 @@ class WithReplacementSample(Sample):
         mask[first] = True
         return mask
 
+    def distinct_strata(self) -> tuple["StratifiedSample", np.ndarray] | None:
+        """The distinct items as a stratified sample of their strata (each stratum's items
+        drawn uniformly, so its distinct ones are a simple random sample of it given their
+        number) and the index of each one's first draw; None without strata.
+
+        >>> s = WithReplacementSample(np.full(3, 0.1), np.array([0, 0, 1]), np.array([5, 5, 7]),
+        ...                           np.array([4, 1]))
+        >>> sub, first = s.distinct_strata(); sub.counts().tolist(), first.tolist()
+        ([1, 1], [0, 2])
+        """
+        if self.stratum is None or self.item is None or self.sizes is None:
+            return None
+        _, first, _, _ = self._distinct
+        return (StratifiedSample(stratum=np.asarray(self.stratum, dtype=np.int64)[first],
+                                 sizes=np.asarray(self.sizes)), first)
+
     def labelled_share(self) -> np.ndarray | None:
         """Per draw, 1/(its item's draws) × (1 − f_h), f_h the share of its stratum's items
         labelled (distinct): what one labelled item counts towards the failures that move the

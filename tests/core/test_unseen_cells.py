@@ -111,3 +111,32 @@ def test_recall_covers_where_a_few_false_negatives_hide_in_lightly_labelled_stra
     assert hit[False] / reps < 0.935                  # the failure this is for
     assert hit[True] / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hit
     assert width[True] <= 1.15 * width[False], width
+
+
+def test_draws_with_replacement_within_strata_take_the_variance_of_their_distinct_items():
+    """OASIS: draws made uniformly within strata (repeats free) add, over their distinct items
+    as the stratified sample of them, what the stratified design's draws would add."""
+    from assay.core.totals import WithReplacementSample
+    rng = np.random.default_rng(4)
+    sizes = np.array([200, 2000])
+    # stratum 0: 600 draws of its 200 items (all labelled; of the 160 predicted negatives, 64
+    # are matches where the prior says 0.4); stratum 1: 200 draws of 2,000 items, none a match,
+    # where the prior says 0.002 (κ from stratum 0's labels ≈ 0.9)
+    item = np.r_[np.arange(200), rng.integers(0, 200, 400), 200 + rng.integers(0, 2000, 200)]
+    stratum = (item >= 200).astype(np.int64)
+    truth = np.r_[np.ones(20), np.zeros(20), np.ones(64), np.zeros(96), np.zeros(2000)]
+    prior = np.r_[np.full(200, 0.4), np.full(2000, 0.002)]
+    q = np.where(stratum == 0, 0.75 / 200, 0.25 / 2000)
+    s = WithReplacementSample(q, stratum, item, sizes)
+    yhat = (item < 40).astype(float)[:, None]
+    plain = f_measures(s, truth[item], yhat, 0.0)[0]
+    wide = f_measures(s, truth[item], yhat, 0.0, prior=prior[item])[0]
+    assert wide.estimate == plain.estimate
+    sub, first = s.distinct_strata()
+    r = np.array([plain.estimate])
+    x_tot = s.total(truth[item][:, None])[0]
+    add = unseen_cell_variance(sub, truth[item][first], yhat[first], prior[item][first], r,
+                               x_tot, 0.0)[0]
+    assert add > 0 and math.isclose(wide.std_error ** 2, plain.std_error ** 2 + add,
+                                    rel_tol=1e-9)
+    assert wide.ci_high - wide.ci_low > plain.ci_high - plain.ci_low
