@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.errors import AssayInputError
 from assay.labels.sources import label_source
@@ -112,3 +114,17 @@ def test_labels_as_mapping_and_callable():
     assert [m.label(i, k) for i, k in enumerate(pool.keys())] == [1, 0, 1, 0]
     c = label_source(lambda key: int(key in ("a", "c")), pool)
     assert c.label(0, "a") == 1 and c.label(1, "b") == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=st.sampled_from(
+    [" ", "\t", "\n", "\x1c", "\x85", "\u00a0", "\u2028", "\u3000", "a", "é", "7"]), max_size=3),
+    st.none(), st.integers()), max_size=12))
+def test_blank_ids_found_as_python_finds_them(values):
+    """:func:`assay.formats.pool._blanks` (Arrow slices the first characters) marks exactly
+    the values that Python's ``str.strip`` leaves empty, in text and mixed columns."""
+    from assay.formats.pool import _blank, _blanks
+    texts = [v for v in values if not isinstance(v, int)]
+    for col in (pd.Series(values, dtype=object), pd.Series(texts, dtype=object),
+                pd.Series(texts, dtype="string")):
+        assert _blanks(col).tolist() == [_blank(v) for v in col.to_numpy(dtype=object)]

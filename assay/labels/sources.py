@@ -199,21 +199,32 @@ def gold_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
     if all(c in df.columns for c in cols):
         on = cols
         right = pd.DataFrame({c: id_text(df[c], like=pool.ids[c]) for c in cols})
-        left = pd.DataFrame({c: id_text(pool.ids[c]) for c in cols})
+        left = pool.id_texts()
     else:                        # one 'id' column for several pool id columns: tab-joined keys
         on = ["__key"]
         right = pd.DataFrame({"__key": id_text(df["id"])})
-        parts = [id_text(pool.ids[c]).tolist() for c in cols]
+        parts = [pool.id_texts()[c].tolist() for c in cols]
         left = pd.DataFrame({"__key": [KEY_SEPARATOR.join(t) for t in zip(*parts)]})
-    check_ids(right, on, name, kind)
-    merged = left.merge(right.assign(__label=lab), how="left", on=on, sort=False)
-    values = merged["__label"].fillna(-1).to_numpy().astype(np.int8)
+    check_ids(right, on, name, kind, unique=False)
+    index = _index(right[on])            # its hash table serves both the check and the join
+    if not index.is_unique:
+        check_ids(right, on, name, kind)              # names the first repeated id
+    # each pool row's gold row (the ids are unique: a left join, without building its frame)
+    at = index.get_indexer(_index(left[on]))
+    values = np.where(at >= 0, lab[at], -1).astype(np.int8)
     if not (values >= 0).any():
         raise AssayInputError(name, f"none of its {len(df)} ids is an id of the pool "
                               f"{pool.source} (its first: {right[on].iloc[0].tolist()}, the "
                               f"pool's first: {left[on].iloc[0].tolist()})",
                               expected="the pool's ids, written the same way")
     return ArrayLabels(values=values, annotator=annotator, source=name)
+
+
+def _index(ids: pd.DataFrame) -> pd.Index:
+    """The rows of ``ids`` as an index: one column's values, or a MultiIndex of several."""
+    if ids.shape[1] == 1:
+        return pd.Index(ids.iloc[:, 0])
+    return pd.MultiIndex.from_frame(ids)
 
 
 def _panel_from_frame(df: pd.DataFrame, name: str, kind: str, pool: Pool,
