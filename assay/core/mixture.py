@@ -265,7 +265,18 @@ def optimal_weights_fast(universe: np.ndarray, n: np.ndarray, target: int, rate:
         pi[t] += floor
         return pi, sm
 
+    seen: dict[bytes, tuple[float, np.ndarray]] = {}
+
     def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
+        """V and its gradient in z; a point asked again (the start, the answer) is looked up,
+        not computed again (the same values bit for bit)."""
+        key = z.tobytes()
+        if key not in seen:
+            seen[key] = _fun(z)
+        v, g = seen[key]
+        return v, g.copy()
+
+    def _fun(z: np.ndarray) -> tuple[float, np.ndarray]:
         pi, sm = split(z)
         q = d @ pi
         w = np.divide(own, q, out=np.zeros_like(q), where=q > 0)
