@@ -1,6 +1,6 @@
 """Seeded simulation against known truth: bias, RMSE and interval coverage.
 
-* :func:`simulate` runs any design through the campaign (:func:`assay.evaluation.collect`)
+* :func:`simulate` runs any design through the campaign's loop (:func:`collect_known`)
   on a pool with known labels — the tests, the benchmarks, and users planning a budget on a
   labelled pilot pool.
 * :func:`simulate_two_phase` is its sufficient-statistic form for stratified two-phase
@@ -23,7 +23,7 @@ from assay.designs import build_design
 from assay.core.measures import MEASURES, true_f_measure
 from assay.core.two_phase import SampleCounts
 from assay.estimation import estimate_all
-from assay.evaluation import collect
+from assay.runs import Collected
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,38 @@ class Replicates:
 LOCKSTEP_RUNS = 50      # OASIS runs drawn side by side (assay.designs.oasis_lockstep)
 
 
+def collect_known(design: Any, truth: np.ndarray, budget: int) -> Collected:
+    """:func:`assay.evaluation.collect` for labels known in full (``truth``, 0/1 per pool
+    item): such a source never skips nor undoes and there is no store, so the campaign's
+    steps reduce to stop-or-draw, look up or label, update the design. Stops as the campaign
+    does: at ``budget`` distinct labels (at most the pool's size), when the design is
+    exhausted, or after ``MAX_DRAWS_PER_LABEL`` draws per label. The same draws and labels as
+    :func:`~assay.evaluation.collect` (tests/test_simulation_collect.py), without a campaign's
+    per-label bookkeeping (a request, a judgment, a panel's count).
+
+    >>> from assay.designs import UniformWithoutReplacement
+    >>> c = collect_known(UniformWithoutReplacement(4, 4, np.random.default_rng(0)),
+    ...                   np.array([1, 0, 1, 0]), 3)
+    >>> len(c.draws), c.distinct
+    (3, 3)
+    """
+    from assay.campaign import MAX_DRAWS_PER_LABEL
+    n = getattr(design, "n", None) or int(design.stratum_sizes().sum())
+    target = min(max(int(budget), 1), int(n))
+    cap = MAX_DRAWS_PER_LABEL * target
+    out = Collected()
+    labelled, draws, labels = out.labelled, out.draws, out.labels
+    while len(labelled) < target and len(draws) < cap and not design.exhausted():
+        d = design.draw()
+        label = labelled.get(d.index)
+        if label is None:
+            label = labelled[d.index] = int(truth[d.index])
+        draws.append(d)
+        labels.append(label)
+        design.update(d, label)
+    return out
+
+
 def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
              score: np.ndarray | None, prior: np.ndarray | None, budget: int, reps: int,
              seed: int = 0, confidence: float = 0.95, options: dict[str, Any] | None = None,
@@ -91,10 +123,18 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
         from assay.core.strata import _descending_order
         options["precomputed_order"] = _descending_order(score)
 
-    def make(r: int) -> Any:
+    def build(rng: np.random.Generator) -> Any:
         return build_design(design, n=n, predictions=predictions, score=score, prior=prior,
-                            budget=budget, rng=np.random.default_rng(seed + r), alpha=alpha,
-                            options=options)
+                            budget=budget, rng=rng, alpha=alpha, options=options)
+    template = [build(np.random.default_rng(seed))]      # never drawn from: its set-up is
+
+    def make(r: int) -> Any:                              # shared where the design can
+        rng = np.random.default_rng(seed + r)
+        copy = template[0].replicate(rng) if template else None
+        if copy is None:
+            template.clear()
+            return build(rng)
+        return copy
     batch: dict[int, tuple[Any, Any]] = {}
     for r in range(reps):
         if design == "oasis" and r not in batch:   # runs side by side: the same draws, faster
@@ -105,7 +145,7 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
             des, col = batch.pop(r)
         else:
             des = make(r)
-            col = collect(des, lambda i: int(truth[i]), budget)
+            col = collect_known(des, truth, budget)
         res = estimate_all(des, col, predictions, confidence, measures, interval, bounds=False,
                            prior=prior)
         for m, e in res.items():

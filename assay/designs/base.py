@@ -55,6 +55,14 @@ class Design(ABC):
         """Per-stratum facts for reports (empty for unstratified designs)."""
         return []
 
+    def replicate(self, rng: np.random.Generator) -> "Design | None":
+        """This design as built afresh with ``rng``, from a design not drawn from yet: where
+        the set-up (strata, weights, allocation) depends on the pool and the settings only, it
+        is shared rather than computed again, and the copy draws exactly what a design built
+        with ``rng`` draws (tests/test_simulation_collect.py). None: build it again (the
+        default)."""
+        return None
+
 
 class SparseShuffle:
     """Draws without replacement from ``range(n)`` by a lazy Fisher–Yates shuffle.

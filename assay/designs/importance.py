@@ -4,6 +4,7 @@
 Hansen–Hurwitz (:class:`assay.core.totals.WithReplacementSample`)."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,13 @@ class ImportanceDesign(Design):
 
     def probability(self, i: int) -> float:
         return float(self._cum[i] - (self._cum[i - 1] if i > 0 else 0.0))
+
+    def replicate(self, rng: np.random.Generator) -> "ImportanceDesign":
+        """The same q (a function of the prior and the predictions), drawn from ``rng``
+        (:meth:`assay.designs.base.Design.replicate`)."""
+        new = copy.copy(self)
+        new.rng, new._u, new._k = rng, np.empty(0), 0
+        return new
 
     def draw(self) -> Draw:
         if self._k >= self._u.shape[0]:

@@ -19,6 +19,7 @@ was drawn without them and replays so.
 follow the score (:func:`assay.core.strata.by_prediction`, :func:`within_parts`)."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -189,7 +190,12 @@ class _ScheduledStrata(Design):
         return within_parts(n, self._parent, sizes, self._part_weights)
 
     def _allocate(self, budget: int) -> None:
-        self.n_h = self._target(budget)
+        self._first_n_h = self._target(budget)
+        self._start(self._first_n_h)
+
+    def _start(self, n_h: np.ndarray) -> None:
+        """Begin drawing the allocation ``n_h``: its schedule (the generator's first use)."""
+        self.n_h = n_h
         self.budget = int(self.n_h.sum())
         self._schedule = schedule(self.n_h, self.rng)
         self._pos = 0
@@ -324,6 +330,15 @@ class StratifiedDesign(_ScheduledStrata):
 
     def skip(self, draw: Draw) -> None:
         self._put_back(draw.stratum, self._shuffles[draw.stratum].taken)
+
+    def replicate(self, rng: np.random.Generator) -> "StratifiedDesign":
+        """The same strata, weights and allocation; the schedule and the draws from ``rng``
+        (the set-up uses no generator before the schedule: see :meth:`Design.replicate`)."""
+        new = copy.copy(self)
+        new.rng = rng
+        new._start(self._first_n_h)
+        new._shuffles = [SparseShuffle(int(s)) for s in self.strata.sizes]
+        return new
 
 
 def stratified_design(score: np.ndarray | None, prior: np.ndarray | None,
