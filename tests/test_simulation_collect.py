@@ -63,3 +63,24 @@ def test_a_replicate_draws_what_a_design_built_afresh_draws(design, options):
         collect_known(fresh, truth, 300)
         fresh.extend(600)
         assert collect_known(copy, truth, 300).draws == collect_known(fresh, truth, 300).draws
+
+
+@pytest.mark.parametrize("design", ["stratified", "importance", "auto", "oasis", "passive"])
+def test_simulate_gives_what_evaluate_gives(design):
+    """:func:`assay.simulation.simulate` (what the coverage tests loop over) and
+    :func:`assay.evaluate` on the same pool, gold labels and seeds: the same estimates and
+    intervals bit for bit."""
+    import assay
+    from assay.simulation import simulate
+    from assay.worlds import WORLDS
+    w = WORLDS["ties"](np.random.default_rng(3))
+    pool = assay.load_pool(w.frame.drop(columns=["label"]))
+    res = simulate(design, w.frame["label"].to_numpy(), pool.prediction, pool.score,
+                   pool.prior_probability(), 300, 3, seed=40)
+    for r in range(3):
+        est = assay.evaluate(pool, w.frame[["id", "label"]], design=design, budget=300,
+                             seed=40 + r, dataset="ties", history=False).estimates
+        for m, e in est.items():
+            got = (res[m].estimate[r], res[m].ci_low[r], res[m].ci_high[r])
+            assert got == (e.estimate, e.ci_low, e.ci_high) or (
+                np.isnan(got[0]) and not e.defined), (m, r)

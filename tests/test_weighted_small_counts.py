@@ -32,13 +32,21 @@ def _coverage(pool: str, reps: int = REPS, budget: int = 1000) -> dict[str, floa
     f = f.assign(id=[f"r{i}" for i in range(len(f))])
     truth = truth_of(f["prediction"].to_numpy(), f["label"].to_numpy())
     pool_ = assay.load_pool(f[["id", "prediction", "score"]])
-    hits = {m: 0 for m in truth}
-    for r in range(reps):
-        est = assay.evaluate(pool_, f[["id", "label"]], design="importance", budget=budget,
-                             seed=5000 + r, dataset=pool, history=False).estimates
-        for m, t in truth.items():
-            hits[m] += int(est[m].ci_low <= t <= est[m].ci_high)
+    hits = _hits(pool_, f["label"].to_numpy(), truth, "importance", budget, 5000, reps)
     return {m: h / reps for m, h in hits.items()}
+
+
+def _hits(pool, labels: np.ndarray, truth: dict[str, float], design: str, budget: int,
+          seed: int, reps: int) -> dict[str, int]:
+    """How often the intervals of ``design`` cover ``truth`` (per measure) over ``reps`` runs
+    seeded ``seed`` + r: :func:`assay.simulation.simulate`, whose estimates and intervals are
+    :func:`assay.evaluate`'s bit for bit (tests/test_simulation_collect.py)."""
+    from assay.simulation import simulate
+    score = pool.score if pool.score is not None else pool.probability
+    res = simulate(design, labels, pool.prediction, score, pool.prior_probability(), budget,
+                   reps, seed=seed)
+    return {m: int(np.sum((res[m].ci_low <= t) & (t <= res[m].ci_high)))
+            for m, t in truth.items()}
 
 
 @pytest.mark.slow
@@ -80,14 +88,8 @@ def _ties_coverage(world_seed: int, budget: int, reps: int) -> dict[str, int]:
     from assay.worlds import WORLDS
     w = WORLDS["ties"](np.random.default_rng(world_seed))
     pool = assay.load_pool(w.frame.drop(columns=["label"]))
-    hits = {m: 0 for m in ("recall", "f1")}
-    for r in range(reps):
-        est = assay.evaluate(pool, w.frame[["id", "label"]], design="stratified",
-                             budget=budget, seed=5000 + r, dataset="ties",
-                             history=False).estimates
-        for m in hits:
-            hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
-    return hits
+    return _hits(pool, w.frame["label"].to_numpy(), {m: w.truth[m] for m in ("recall", "f1")},
+                 "stratified", budget, 5000, reps)
 
 
 def test_census_failures_do_not_count_toward_the_normal_rule():
@@ -221,12 +223,7 @@ def test_importance_f1_covers_on_worlds_where_the_symmetric_interval_did_not(wor
     from assay.worlds import WORLDS
     w = WORLDS[world](np.random.default_rng(12))
     pool = assay.load_pool(w.frame.drop(columns=["label"]))
-    gold = w.frame[["id", "label"]]
-    hits = {"recall": 0, "f1": 0}
-    for r in range(WR_REPS):
-        est = assay.evaluate(pool, gold, design="importance", budget=budget, seed=7000 + r,
-                             dataset=world, history=False).estimates
-        for m in hits:
-            hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
+    hits = _hits(pool, w.frame["label"].to_numpy(), {m: w.truth[m] for m in ("recall", "f1")},
+                 "importance", budget, 7000, WR_REPS)
     cov = {m: h / WR_REPS for m, h in hits.items()}
     assert min(cov.values()) >= WR_LOW, cov
