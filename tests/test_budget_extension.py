@@ -50,19 +50,20 @@ def test_raising_the_budget_pays_only_the_final_budget(design, options, tmp_path
     truth = dict(zip(df["id"], label))
     db = str(tmp_path / "b.db")
     oracle = Counting(truth)
-    for budget in (200, 400, 1000):
+    for budget in (200, 400, 1000):   # without the checkpoints' estimates: only the last
         res = evaluate(df, oracle, design=design, budget=budget, seed=1, store=db,
-                       options=options)
+                       options=options, history=False)
         assert res.labels_used == budget
     assert len(oracle.asked) == len(set(oracle.asked)) == 1000     # paid: the final budget
     assert res.new_labels == 600 and res.reused_labels == 400
     again = Counting(truth)
-    replay = evaluate(df, again, design=design, budget=1000, seed=1, store=db, options=options)
+    replay = evaluate(df, again, design=design, budget=1000, seed=1, store=db, options=options,
+                      history=False)
     assert again.asked == [] and replay.to_dict() == res.to_dict()   # replayed from the store
     runs = {r for r in (res.params["run"], replay.params["run"])}
     assert len(runs) == 1                                           # one run, extended
     prefix = evaluate(df, Counting(truth), design=design, budget=300, seed=1, store=db,
-                      options=options)
+                      options=options, history=False)
     assert prefix.labels_used == 300 and "went to 1000 labels" in prefix.estimates["f1"].note
 
 
