@@ -90,7 +90,7 @@ def collect_many(designs: Sequence[OasisDesign], truth: np.ndarray, budget: int
     distinct, drawn = np.zeros(r_all, np.int64), np.zeros(r_all, np.int64)
     # the items each run has labelled: a boolean row per run where R × N bytes are few
     grid = np.zeros((r_all, d0.n), dtype=bool) if r_all * d0.n <= GRID_BYTES else None
-    seen: list[set[int]] = [set() for _ in designs]
+    seen: list[set[int]] = [] if grid is not None else [set() for _ in designs]
     rngs = [d.rng for d in designs]
     steps: list[tuple[np.ndarray, ...]] = []
     active = np.arange(r_all)

@@ -227,7 +227,7 @@ class _ScheduledStrata(Design):
 
     def _put_back(self, h: int, taken: int) -> None:
         """After a skip: draw again from stratum ``h`` while it has items left."""
-        if taken < self.strata.sizes[h]:
+        if taken < self.strata.size(h):
             self._replace.append(h)
 
     def stratum_sizes(self) -> np.ndarray:
@@ -408,7 +408,7 @@ class EngineStratifiedDesign(_ScheduledStrata):
         h = self._next_stratum()
         i = self.sampler.item(h, int(self._taken[h]))
         self._taken[h] += 1
-        return Draw(i, float(self.n_h[h]) / float(self.strata.sizes[h]), h, Kind.INCLUSION)
+        return Draw(i, float(self.n_h[h]) / float(self.strata.size(h)), h, Kind.INCLUSION)
 
     def skip(self, draw: Draw) -> None:
         self._put_back(draw.stratum, int(self._taken[draw.stratum]))

@@ -50,6 +50,10 @@ class EngineStrata:
     def count(self) -> int:
         return int(self.sizes.shape[0])
 
+    def size(self, h: int) -> int:
+        """N_h of one stratum (as :meth:`assay.core.strata.Strata.size`)."""
+        return int(self.sizes[h])
+
     def manifest(self, engine: Engine, seed: int, **extra: object) -> RunManifest:
         """The run manifest of a run with seed ``seed`` over these strata (no pass)."""
         return RunManifest(int(seed), self.edges, tuple(int(s) for s in self.sizes),

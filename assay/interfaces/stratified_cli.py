@@ -17,6 +17,7 @@ import numpy as np
 import typer
 
 from assay.core.allocation import allocate_by_rule
+from assay.core.rows import unique_rows
 from assay.core.types import Code
 from assay.stratified.design import draw_sample, stratify_by_labels, stratify_by_runs
 from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, build_counts,
@@ -165,7 +166,7 @@ def adjudicate(ctx: typer.Context,
             bits = np.array([[r.docno in by_run.get(k, set()) for k in order] for r in rows])
         else:
             order, bits = [], np.zeros((len(rows), 0), bool)
-        pats, g = np.unique(bits.reshape(len(rows), -1), axis=0, return_inverse=True)
+        pats, g = unique_rows(bits.reshape(len(rows), -1), return_inverse=True)
         ap = (np.array([r.docno in appealed.get(topic, set()) for r in rows])
               if appeals is not None else None)
         sc = build_counts(M, pats.reshape(len(pats), -1), s, g.ravel(), fal, appealed=ap,
@@ -279,7 +280,7 @@ def estimate_cmd(ctx: typer.Context,
         by_run = rs.returned.get(topic, {})
         bits = np.array([[r.docno in by_run.get(k, set()) for k in rs.order] for r in rows])
         inputs.check_patterns(rows, bits, names, sample, rs.order)
-        pats, g = np.unique(bits, axis=0, return_inverse=True)
+        pats, g = unique_rows(bits, return_inverse=True)
         true = None
         notes: list[str] = []
         if adjudication_sample is not None:
