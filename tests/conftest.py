@@ -46,3 +46,10 @@ def postgres_url() -> str:
         pytest.fail(f"cannot create the test database: {res.stderr}")
     yield f"postgresql+psycopg://assay:assay@localhost:{port}/{db}"
     _run(psql + [f"psql -p {port} -qc 'DROP DATABASE IF EXISTS {db} WITH (FORCE)'"])
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow simulations first, the quick tests after them (a stable sort): with
+    ``--dist worksteal`` (the Makefile) the workers then end on quick tests, instead of one
+    worker running a minutes-long simulation collected last while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

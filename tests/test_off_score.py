@@ -37,12 +37,12 @@ def test_precision_and_f1_cover_where_predictions_do_not_follow_the_score(design
     import assay
     from assay.worlds import WORLDS
     w = WORLDS["off_score"](np.random.default_rng(11))
-    pool, gold = w.frame.drop(columns="label"), w.frame[["id", "label"]]
+    pool, gold = assay.load_pool(w.frame.drop(columns="label")), w.frame[["id", "label"]]
     hits, joined = {"precision": 0, "f1": 0}, 0
     options = {"by_prediction": False} if design == "stratified" else None
     for r in range(REPS):
         est = assay.evaluate(pool, gold, design=design, budget=1000, seed=5000 + r,
-                             options=options, history=False).estimates
+                             options=options, history=False, dataset="off_score").estimates
         for m in hits:
             hits[m] += int(est[m].ci_low <= w.truth[m] <= est[m].ci_high)
         joined += "predicted_positives_z" in est["precision"].extra
@@ -58,11 +58,11 @@ def test_strata_split_by_the_prediction_cover_at_500_labels():
     import assay
     from assay.worlds import WORLDS
     w = WORLDS["off_score"](np.random.default_rng(11))
-    pool, gold = w.frame.drop(columns="label"), w.frame[["id", "label"]]
+    pool, gold = assay.load_pool(w.frame.drop(columns="label")), w.frame[["id", "label"]]
     hits = {"precision": 0, "recall": 0, "f1": 0}
     for r in range(REPS):
         res = assay.evaluate(pool, gold, design="stratified", budget=500, seed=5000 + r,
-                             history=False)
+                             history=False, dataset="off_score")
         for m in hits:
             e = res.estimates[m]
             hits[m] += int(e.ci_low <= w.truth[m] <= e.ci_high)
