@@ -18,12 +18,12 @@ demo: $(STAMP)
 	$(BIN)/assay demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist worksteal
+	$(BIN)/python -m pytest -q -n auto --maxschedchunk 1
 
 # the edit-test loop: unit tests, doctests and a representative few simulations (< 3 min);
 # both run on every core (pytest-xdist); the tests use no shared files or ports
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist worksteal -m "not slow"
+	$(BIN)/python -m pytest -q -n auto --maxschedchunk 1 -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/label_efficiency.py

@@ -48,8 +48,14 @@ def postgres_url() -> str:
     _run(psql + [f"psql -p {port} -qc 'DROP DATABASE IF EXISTS {db} WITH (FORCE)'"])
 
 
+
+
+
 def pytest_collection_modifyitems(config, items):
-    """The slow simulations first, the quick tests after them (a stable sort): with
-    ``--dist worksteal`` (the Makefile) the workers then end on quick tests, instead of one
-    worker running a minutes-long simulation collected last while the other waits."""
+    """The slow simulations first, the quick tests after them (a stable sort). With
+    ``--maxschedchunk 1`` (the Makefile) pytest-xdist hands a worker the next test as it frees
+    up, in this order, so the long simulations start at once and the run ends on quick tests
+    (in session 18's full run the on-demand simulations, collected last, left one worker
+    running alone for minutes; with ``--dist worksteal`` the slow tests stayed at the front of
+    one worker's queue while the other stole its quick ones)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
