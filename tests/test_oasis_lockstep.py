@@ -25,7 +25,8 @@ def world():
 CASES = [({}, 400), ({"budget": 400}, 400), ({"cross_fit": True}, 300),
          ({"by_prediction": True, "budget": 300}, 300),
          ({"decaying_prior": False, "defensive": 0.0, "epsilon": 0.05}, 200),
-         ({"alpha": 0.0}, 150), ({"alpha": 1.0, "n_strata": 5}, 150)]
+         ({"alpha": 0.0}, 150), ({"alpha": 1.0, "n_strata": 5}, 150),
+         ({"v_star": "rms"}, 300), ({"v_star": "rms", "cross_fit": True, "defensive": 0.0}, 200)]
 
 
 def _state(d: OasisDesign) -> tuple:
@@ -74,7 +75,7 @@ def test_runs_that_cannot_go_side_by_side_run_one_after_the_other(world):
     score, pred, y = world
     strata = csf_strata(score, 30)
     rms = [OasisDesign(None, pred, score, np.random.default_rng(r), precomputed_strata=strata,
-                       v_star="rms") for r in range(2)]
+                       v_star=form) for r, form in enumerate(("rms", "paper"))]
     mixed = [OasisDesign(None, pred, score, np.random.default_rng(0), precomputed_strata=strata),
              OasisDesign(None, pred, score, np.random.default_rng(1), precomputed_strata=strata,
                          epsilon=0.1)]
@@ -85,7 +86,7 @@ def test_runs_that_cannot_go_side_by_side_run_one_after_the_other(world):
         assert not _lockstep_ok(designs)
     out = collect_many(rms, y, 50)
     ref = [OasisDesign(None, pred, score, np.random.default_rng(r), precomputed_strata=strata,
-                       v_star="rms") for r in range(2)]
+                       v_star=form) for r, form in enumerate(("rms", "paper"))]
     assert [c.draws for c in out] == [collect(d, lambda i: int(y[i]), 50).draws for d in ref]
 
 

@@ -143,7 +143,7 @@ import numpy as np
 
 from assay.designs.base import Design, Draw
 from assay.designs.oasis_model import (DEFAULT_DEFENSIVE, DEFAULT_PRIOR_STRENGTH, STRATA_METHODS,
-                                       V_STAR_FORMS, OasisInit, PaperVStar, _check_args,
+                                       V_STAR_FORMS, OasisInit, VStar, _check_args,
                                        defensive_mixture, detection_shares, epsilon_greedy,
                                        initial_f, initialise, logistic, oasis_strata,
                                        optimal_stratum_weights, posterior_mean,
@@ -283,9 +283,9 @@ class OasisDesign(Design):
         self._true = 0.0         # Σ w ℓ
         self._v: np.ndarray | None = None
         self._cum: np.ndarray | None = None
-        self._paper = (PaperVStar(self.alpha, self.omega, self.lam, self.gamma1, self.gamma0,
-                                  self.decaying_prior, self.defensive, self.v_prior,
-                                  self.epsilon) if self.v_star_form == "paper" else None)
+        self._vstar = VStar(self.alpha, self.omega, self.lam, self.gamma1, self.gamma0,
+                            self.decaying_prior, self.defensive, self.v_prior, self.epsilon,
+                            self.v_star_form)
 
     # --- the model -------------------------------------------------------------------------
 
@@ -312,23 +312,11 @@ class OasisDesign(Design):
         """The ε-greedy stratum distribution v^(t) for the next draw (eq. 12), v* mixed with
         the prior's v*_0 first when ``defensive`` > 0 (:func:`defensive_mixture`), the
         floors still unmet held after (:meth:`active_floors`)."""
-        if self._v is None and self._paper is not None:
+        if self._v is None:
             ones, zeros = ((self.ones[self._sibling], self.zeros[self._sibling])
                            if self.cross_fit else (self.ones, self.zeros))
-            self._v, self._cum = self._paper(ones, zeros, self.f_hat(),
+            self._v, self._cum = self._vstar(ones, zeros, self.f_hat(),
                                              self._live if self._any_live else None)
-        if self._v is None:
-            v_star = optimal_stratum_weights(self.alpha, self.f_hat(), self.allocation_rate(),
-                                             self.lam, self.omega, self.v_star_form)
-            if self.defensive > 0.0:
-                v_star = defensive_mixture(v_star, self.v_prior, self.defensive)
-            v = epsilon_greedy(v_star, self.omega, self.epsilon)
-            if self._any_live:
-                v = np.maximum(v, self._live)
-                v = v / v.sum()
-            self._v = v
-            cum = np.cumsum(self._v)
-            self._cum = cum / cum[-1]
         return self._v
 
     # --- the Design interface --------------------------------------------------------------

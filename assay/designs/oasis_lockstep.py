@@ -5,7 +5,7 @@ OASIS is sequential: every draw's instrumental distribution v (seed 002, eq. 12)
 the labels before it, and at 2,000 labels on dblp_acm a run makes 16 draws per label. Alone, a
 draw costs ~45 µs, nearly all of it numpy's per-call overhead on arrays of K ≈ 30 numbers. A
 simulation repeats the run for R seeds: here the R runs advance together, v of every run still
-going is computed in one set of (R, K) array operations (:class:`~assay.designs.oasis_model.PaperVStar`,
+going is computed in one set of (R, K) array operations (:class:`~assay.designs.oasis_model.VStar`,
 whose rows are the one-run values bit for bit), and only what is each run's own stays in a
 Python loop: its generator's two calls per draw (a uniform for the stratum, then an integer for
 the item, in that order, as :meth:`OasisDesign.draw <assay.designs.oasis.OasisDesign.draw>`),
@@ -37,19 +37,20 @@ from assay.designs.oasis import OasisDesign
 from assay.runs import Collected
 
 GRID_BYTES = 1 << 26     # 64 MB: above it, each run's labelled items are kept in a set
-_SHARED = ("alpha", "epsilon", "defensive", "decaying_prior", "cross_fit", "n", "f0")
+_SHARED = ("alpha", "epsilon", "defensive", "decaying_prior", "cross_fit", "n", "f0",
+           "v_star_form")
 _SHARED_ARRAYS = ("omega", "lam", "gamma1", "gamma0", "v_prior", "phi", "_floor_n", "_sibling",
                   "_sizes")
 
 
 def _lockstep_ok(designs: Sequence[OasisDesign]) -> bool:
-    """True when every design is a fresh in-memory OASIS run of the paper's v* on the same
-    pool, strata and settings as the first."""
+    """True when every design is a fresh in-memory OASIS run on the same pool, strata and
+    settings as the first."""
     if not designs:
         return False
     d0 = designs[0]
     for d in designs:
-        if type(d) is not OasisDesign or d._paper is None or d._items or \
+        if type(d) is not OasisDesign or d._items or \
                 d.ones.any() or d.zeros.any():
             return False
         if any(getattr(d, a) != getattr(d0, a) for a in _SHARED):
@@ -102,7 +103,7 @@ def collect_many(designs: Sequence[OasisDesign], truth: np.ndarray, budget: int
         if d0.cross_fit:
             o, z = o[:, d0._sibling], z[:, d0._sibling]
         rows = any_live[active]
-        v, cum = d0._paper(o, z, f, live[active] if rows.any() else None, rows)
+        v, cum = d0._vstar(o, z, f, live[active] if rows.any() else None, rows)
         u = np.array([rngs[r].random() for r in runs])
         ks = np.minimum((cum <= u[:, None]).sum(axis=1), k_all - 1)
         pos = bounds[ks] + np.array([rngs[r].integers(size_of[k])

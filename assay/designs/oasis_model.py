@@ -101,13 +101,13 @@ def posterior_mean(ones: np.ndarray, zeros: np.ndarray, gamma1: np.ndarray, gamm
     return a / (a + b)
 
 
-class PaperVStar:
-    """The per-draw instrumental distribution of the published form (``v_star="paper"``):
-    :func:`posterior_mean`, :func:`optimal_stratum_weights`, :func:`defensive_mixture`,
-    :func:`epsilon_greedy` and the detection floors composed, with the same floating-point
-    operations in the same order (so the same draws, bit for bit) and fewer temporaries. OASIS
-    draws an item again and again (16 draws per label at 2,000 labels on dblp_acm), so this is
-    its hot path.
+class VStar:
+    """The per-draw instrumental distribution (either ``v_star`` form, ``"paper"`` or
+    ``"rms"``): :func:`posterior_mean`, :func:`optimal_stratum_weights`,
+    :func:`defensive_mixture`, :func:`epsilon_greedy` and the detection floors composed, with
+    the same floating-point operations in the same order (so the same draws, bit for bit) and
+    fewer temporaries. OASIS draws an item again and again (16 draws per label at 2,000 labels
+    on dblp_acm), so this is its hot path.
 
     Called with one run's counts (shape (K,)) and its F̂ (a float), or with R runs' counts
     (shape (R, K)) and their F̂s (R floats) for :mod:`assay.designs.oasis_lockstep`: each row
@@ -116,7 +116,7 @@ class PaperVStar:
 
     >>> omega, lam, g1, g0 = (np.array(x) for x in ([0.5, 0.5], [1.0, 0.0], [1.0, 0.2], [1.0, 1.8]))
     >>> ones, zeros = np.array([3.0, 0.0]), np.array([1.0, 5.0])
-    >>> v, cum = PaperVStar(0.5, omega, lam, g1, g0, True, 0.0, omega, 0.1)(ones, zeros, 0.4)
+    >>> v, cum = VStar(0.5, omega, lam, g1, g0, True, 0.0, omega, 0.1)(ones, zeros, 0.4)
     >>> pi = posterior_mean(ones, zeros, g1, g0, True)
     >>> ref = epsilon_greedy(optimal_stratum_weights(0.5, 0.4, pi, lam, omega), omega, 0.1)
     >>> bool((v == ref).all()), v.round(3).tolist(), float(cum[-1])
@@ -125,7 +125,10 @@ class PaperVStar:
 
     def __init__(self, alpha: float, omega: np.ndarray, lam: np.ndarray, gamma1: np.ndarray,
                  gamma0: np.ndarray, decaying: bool, defensive: float, v_prior: np.ndarray,
-                 epsilon: float) -> None:
+                 epsilon: float, form: str = "paper") -> None:
+        if form not in V_STAR_FORMS:
+            raise ValueError(f"unknown v_star form {form!r} (expected one of {V_STAR_FORMS})")
+        self.rms = form == "rms"
         self.alpha, self.decaying = float(alpha), bool(decaying)
         self.omega, self.lam, self.gamma1, self.gamma0 = omega, lam, gamma1, gamma0
         self.not_lam = 1.0 - lam
@@ -167,11 +170,17 @@ class PaperVStar:
         np.multiply(c_pos1, pos, out=pos)
         pos += np.multiply(c_pos2, a)
         np.multiply(c_neg, a, out=a)                        # neg
-        np.sqrt(a, out=a)
-        np.multiply(self.not_lam, a, out=a)
-        np.sqrt(pos, out=pos)
-        np.multiply(self.lam, pos, out=pos)
-        np.add(a, pos, out=a)
+        if self.rms:                                        # ω√(λ pos + (1 − λ) neg)
+            np.multiply(self.not_lam, a, out=a)
+            np.multiply(self.lam, pos, out=pos)
+            np.add(pos, a, out=a)
+            np.sqrt(a, out=a)
+        else:                                               # ω((1 − λ)√neg + λ√pos)
+            np.sqrt(a, out=a)
+            np.multiply(self.not_lam, a, out=a)
+            np.sqrt(pos, out=pos)
+            np.multiply(self.lam, pos, out=pos)
+            np.add(a, pos, out=a)
         np.multiply(self.omega, a, out=a)                   # raw
         if a.ndim == 1:
             total = float(a.sum())
@@ -323,6 +332,6 @@ def _check_args(alpha: float, epsilon: float, n_strata: int, strata: str,
 
 
 __all__ = ["DEFAULT_DEFENSIVE", "DEFAULT_PRIOR_STRENGTH", "OasisInit", "STRATA_METHODS",
-           "PaperVStar", "V_STAR_FORMS", "defensive_mixture", "detection_shares", "epsilon_greedy",
+           "V_STAR_FORMS", "VStar", "defensive_mixture", "detection_shares", "epsilon_greedy",
            "initial_f", "initialise", "logistic", "oasis_strata", "optimal_stratum_weights",
            "posterior_mean", "rescaled_logistic", "split_halves"]
