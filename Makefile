@@ -23,7 +23,7 @@ test: $(STAMP)
 # the edit-test loop: unit tests, doctests and a representative few simulations (< 3 min);
 # both run on every core (pytest-xdist); the tests use no shared files or ports
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxschedchunk 1 -m "not slow"
+	$(BIN)/python -m pytest -q -n auto -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/label_efficiency.py
