@@ -54,6 +54,7 @@ def test_evaluate_json_and_report(files, design):
         assert "The model against the labels" in page
 
 
+@pytest.mark.slow
 def test_api_result_equals_cli_json(files):
     from assay import evaluate
     res = evaluate(files / "pool.csv", files / "gold.parquet", budget=300, seed=4,
@@ -122,6 +123,7 @@ def test_label_at_the_terminal_with_skip_undo_and_resume(files):
     assert second.output.count("match? [y]es") == 2        # only the two missing items asked
 
 
+@pytest.mark.slow
 def test_panel_of_simulated_annotators(files):
     res = runner.invoke(app, ["evaluate", str(files / "pool.csv"), "--labels",
                               str(files / "gold.parquet"), "--budget", "200", "--votes", "3",
@@ -142,6 +144,7 @@ def test_default_design_without_scores_is_passive(files):
     assert res.design == "passive"
 
 
+@pytest.mark.slow
 def test_the_report_shows_the_score_blind_audit_and_its_cost(files, tmp_path):
     """Issue 11, must-have 2 and 6: with ``audit_share`` the HTML report says how many labels
     the score-blind audit took (and their share of the budget) and marks them per stratum."""

@@ -184,6 +184,7 @@ def bad_pool(df: pd.DataFrame, fault: tuple, fmt: str, folder: Path) -> tuple[Pa
     return write(df, folder, "pool", fmt), where(fmt, row)
 
 
+@pytest.mark.slow
 @cases(150)
 @given(ids=IDS, fmt=FORMATS, fault=POOL_FAULTS, seed=st.integers(0, 2 ** 32 - 1))
 def test_bad_pool_files(ids, fmt, fault, seed):
@@ -199,6 +200,7 @@ def test_bad_pool_files(ids, fmt, fault, seed):
 @cases(40)
 @given(ids=IDS, fmt=FORMATS, seed=st.integers(0, 2 ** 32 - 1), probability=st.booleans(),
        scores=st.booleans(), gold_fmt=FORMATS)
+@pytest.mark.slow
 def test_good_pool_files(ids, fmt, seed, probability, scores, gold_fmt):
     with new_tmp() as d:
         tmp = Path(d)
@@ -258,6 +260,7 @@ def bad_gold(df: pd.DataFrame, fault: tuple, fmt: str, folder: Path) -> tuple[Pa
     return write(two, folder, "gold", fmt), ["empty annotator", where(fmt, row)]
 
 
+@pytest.mark.slow
 @cases(100)
 @given(ids=IDS, fmt=FORMATS, fault=GOLD_FAULTS, seed=st.integers(0, 2 ** 32 - 1))
 def test_bad_gold_files(ids, fmt, fault, seed):
@@ -273,6 +276,7 @@ def test_bad_gold_files(ids, fmt, fault, seed):
 @cases(30)
 @given(ids=IDS, fmt=FORMATS, seed=st.integers(0, 2 ** 32 - 1), extra=st.integers(0, 5),
        annotators=st.integers(1, 3), numeric=st.booleans())
+@pytest.mark.slow
 def test_good_gold_files(ids, fmt, seed, extra, annotators, numeric):
     if numeric:                               # ids like 007: text on both sides, never guessed
         ids = [f"{i:03d}" for i in range(N)]
@@ -323,6 +327,7 @@ def output_path(kind: str, out: Path, name: str) -> str:
        epsilon=option(st.floats(0.01, 1.0), st.sampled_from([0.0, -1.0, 2.0, NAN])),
        strata=option(st.sampled_from(["csf", "equal"]), st.sampled_from(["CSF", "geo"])),
        json_to=st.sampled_from(OUTPUTS), report_to=st.sampled_from(OUTPUTS + [None] * 6))
+@pytest.mark.slow
 def test_cli_options(option_files, budget, seed, confidence, n_strata, design, epsilon, strata,
                      json_to, report_to):
     with new_tmp() as d:

@@ -79,7 +79,9 @@ def test_the_cases_are_the_recorded_ones():
     assert set(CHANGES) <= known
 
 
-@pytest.mark.parametrize("case", cases.er_case_ids())
+@pytest.mark.parametrize("case", [                       # auto's larger pools: slow (10-19 s)
+    pytest.param(c, marks=pytest.mark.slow) if "/auto/" in c and not c.startswith("abt_buy")
+    else c for c in cases.er_case_ids()])
 def test_er_evaluation_unchanged(case):
     expected = EXPECTED["er"][case]
     actual = cases.run_er_case(case)

@@ -73,6 +73,7 @@ def test_assumption_free_interval_covers_where_models_fail(world):
     assert miss_r <= allowed and miss_f <= allowed
 
 
+@pytest.mark.slow
 def test_estimates_carry_both_intervals():
     """Through the public API: every defined estimate has its assumption-free interval (exact
     for a stratified design, certain for importance draws) and says what its primary assumes."""

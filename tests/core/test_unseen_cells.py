@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from assay.core.measures import f_measures
 from assay.core.totals import StratifiedSample
@@ -91,6 +92,7 @@ def test_precision_counts_unseen_false_positives_of_a_stratum_of_true_positives(
     assert math.isclose(v, _expected(180, p, 1 / 300), rel_tol=1e-12)
 
 
+@pytest.mark.slow
 def test_recall_covers_where_a_few_false_negatives_hide_in_lightly_labelled_strata():
     """The off_score world's stratified design at 2,000 labels, 2,000 stratified samples of
     its n_h (seed 17): recall's interval without the prior covers about 0.917 (module

@@ -29,6 +29,7 @@ def _er(name: str) -> pd.DataFrame:
     return df.drop(columns=[c for c in ("probability",) if c in df.columns])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["int", "pair"])
 def test_generated_pool_same_auto_runs(tmp_path, kind):
     """Integer and two-column text ids, heavy ties: memory and DuckDB draw the same items at
@@ -90,6 +91,7 @@ def test_passes_per_batch_and_ranks(tmp_path):
     assert des.manifest().verify(mem) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["restaurant", "pair"])
 def test_bulk_ranks_agree(tmp_path, name):
     """DuckDB's one-pass ``ranks_of``/``counts_through`` (a join on the fine score bins) and

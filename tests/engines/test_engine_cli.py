@@ -37,7 +37,8 @@ def files(tmp_path):
     return tmp_path, pool, gold
 
 
-@pytest.mark.parametrize("design", ["stratified", "passive", "auto", "oasis"])
+@pytest.mark.parametrize("design", ["stratified", "passive",
+                                    pytest.param("auto", marks=pytest.mark.slow), "oasis"])
 def test_evaluate_on_duckdb_matches_memory(files, design):
     tmp, pool, gold = files
     ref = evaluate_on_engine(MemoryEngine(pool), gold, design, 250, 6)

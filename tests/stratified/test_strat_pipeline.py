@@ -1,11 +1,13 @@
 """The per-document library path used by the CLI: stratify → allocate_by_rule → draw → assess →
 allocate_by_rule adjudications → draw them → estimate, repeated on one fixed collection."""
 import numpy as np
+import pytest
 
 from assay.stratified import (NOT_ADJUDICATED, allocate_by_rule, allocate_adjudication, build_counts,
                               draw_adjudication, draw_sample, estimate, stratify_by_runs)
 
 
+@pytest.mark.slow
 def test_document_level_pipeline_simulation():
     """20,000 documents, two runs, 4% relevant (bottom stratum ≈ 1%), θ = .04, φ = .10;
     1,500 assessments, 300 adjudications, 400 seeded repetitions of the whole pipeline.
