@@ -6,7 +6,10 @@ linearised variable. ``values`` may be a vector (one system) or an (n draws × m
 one call then gives m totals and m variances.
 
 * :class:`WithReplacementSample` — Hansen–Hurwitz: Ŷ = (1/T) Σ_t v_t / q_t,
-  Var̂(Ŷ) = s²(v/q) / T (Hansen & Hurwitz 1943; Särndal, Swensson & Wretman 1992, §2.9).
+  Var̂(Ŷ) = s²(v/q) / T (Hansen & Hurwitz 1943; Särndal, Swensson & Wretman 1992, §2.9); with
+  the draws' items (``ordered``), Raj's ordered estimator over them: e_t = L_{t−1} +
+  1[i_t new]·v_t/q_t, L_{t−1} the sum of v over the items labelled before draw t,
+  Ŷ = ē, Var̂(Ŷ) = s²(e)/T (Raj 1956, JASA 51: 269–284, for draws with replacement).
 * :class:`StratifiedSample` — stratified expansion of simple random samples without
   replacement: Ŷ = Σ_h N_h ȳ_h, Var̂(Ŷ) = Σ_h N_h² (1 − n_h/N_h) s_h² / n_h (Cochran 1977,
   eq. 5.6). A stratum not yet sampled contributes nothing; one with one draw no variance.
@@ -71,6 +74,7 @@ class WithReplacementSample(Sample):
     stratum: np.ndarray | None = None
     item: np.ndarray | None = None
     sizes: np.ndarray | None = None
+    ordered: bool = False
 
     @cached_property
     def _distinct(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -140,9 +144,34 @@ class WithReplacementSample(Sample):
         free = np.where(n_h < size, 1.0 - n_h / np.where(size > 0, size, 1.0), 0.0)
         return free[stratum] / times[inverse]
 
+    def terms(self, values: np.ndarray) -> np.ndarray:
+        """The per-draw unbiased terms whose mean is the total: v_t/q_t (Hansen–Hurwitz), or
+        with ``ordered`` and the draws' items Raj's e_t = L_{t−1} + 1[i_t new]·v_t/q_t (module
+        docstring). Each e_t is unbiased given the draws before it, whatever rule chose q_t
+        from them (adaptive designs: OASIS): E[1[i new] v_i/q_i | past] is the sum of v over
+        the items not labelled yet, and L_{t−1} is known. So ē is unbiased and the e_t are
+        uncorrelated, as the terms of Hansen–Hurwitz are; an item drawn again adds nothing new,
+        and the labelled part, once large, is known without error (the estimate of a stratum
+        labelled almost in full no longer carries the spread of its draws' weights).
+
+        >>> s = WithReplacementSample(np.array([0.5, 0.5, 0.25]), item=np.array([3, 3, 7]),
+        ...                           ordered=True)
+        >>> s.terms(np.array([1.0, 1.0, 1.0]))[:, 0].tolist()
+        [2.0, 1.0, 5.0]
+        """
+        v, _ = _columns(values)
+        q = np.asarray(self.q, dtype=np.float64)[:, None]
+        if not self.ordered or self.item is None or v.shape[0] == 0:
+            return v / q
+        _, first, _, _ = self._distinct
+        new = np.zeros((v.shape[0], 1), dtype=bool)
+        new[first] = True
+        nv = np.where(new, v, 0.0)
+        return (np.cumsum(nv, axis=0) - nv) + nv / q
+
     def total(self, values: np.ndarray) -> Total:
-        v, vector = _columns(values)
-        t = v / np.asarray(self.q, dtype=np.float64)[:, None]
+        _, vector = _columns(values)
+        t = self.terms(values)
         n = t.shape[0]
         if n == 0:
             return _out(np.zeros(t.shape[1]), np.full(t.shape[1], math.inf), vector)
@@ -265,7 +294,8 @@ def two_phase_total(sizes: np.ndarray, first: np.ndarray, weight: np.ndarray,
 
 def sample_of(draws: Draws, sizes: np.ndarray | None = None,
               within: np.ndarray | None = None) -> Sample:
-    """The estimation view of ``draws``: Hansen–Hurwitz for selection probabilities,
+    """The estimation view of ``draws``: Raj's ordered estimator over the distinct items of draws
+    with replacement (:meth:`WithReplacementSample.terms`; Hansen–Hurwitz without item ids),
     stratified expansion (strata of ``sizes``) for inclusion probabilities; selection draws
     that come with stratum sizes (made uniformly within those strata, with each stratum's count
     free of its own labels: OASIS with ``cross_fit``) are the stratified sample of their
@@ -282,8 +312,8 @@ def sample_of(draws: Draws, sizes: np.ndarray | None = None,
             return DistinctStratifiedSample.of(draws.item, draws.stratum, sizes)
         if within is not None:
             return WithReplacementSample(draws.probability, draws.stratum, draws.item,
-                                         np.asarray(within))
-        return WithReplacementSample(q=draws.probability)
+                                         np.asarray(within), ordered=True)
+        return WithReplacementSample(q=draws.probability, item=draws.item, ordered=True)
     if sizes is None:
         raise ValueError("inclusion-probability draws need the stratum sizes")
     return StratifiedSample(stratum=draws.stratum, sizes=np.asarray(sizes))

@@ -1,7 +1,8 @@
 """Static importance sampling with the asymptotically optimal instrumental distribution for F_α
 (seed 002, eq. 5, after Sawade et al. 2010), mixed with the uniform distribution for support
 (seed 002, eq. 6): q = ε/N + (1 − ε) q*. Draws are with replacement; estimation is
-Hansen–Hurwitz (:class:`assay.core.totals.WithReplacementSample`)."""
+Raj's ordered estimator over their distinct items, Hansen–Hurwitz's terms for each new item
+(:meth:`assay.core.totals.WithReplacementSample.terms`)."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,5 @@
-"""Passive (uniform) sampling, with replacement (Hansen–Hurwitz with q = 1/N) and without
+"""Passive (uniform) sampling, with replacement (q = 1/N; Raj's ordered estimator over the
+distinct items, :meth:`assay.core.totals.WithReplacementSample.terms`) and without
 (simple random sampling, the one-stratum case of :mod:`assay.designs.stratified`)."""
 from __future__ import annotations
 

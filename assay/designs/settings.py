@@ -53,7 +53,7 @@ class DesignSettings:
 
 @dataclass(frozen=True)
 class PassiveSettings(DesignSettings):
-    """Uniform sampling; ``replace``: with replacement (Hansen–Hurwitz) instead of SRS."""
+    """Uniform sampling; ``replace``: with replacement (Raj's ordered estimator) instead of SRS."""
 
     name: ClassVar[str] = "passive"
     replace: bool = False
