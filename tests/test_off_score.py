@@ -41,7 +41,7 @@ def test_precision_and_f1_cover_where_predictions_do_not_follow_the_score(design
     hits, joined = {"precision": 0, "f1": 0}, 0
     # the score strata, unsplit, for both designs (OASIS splits by the prediction by default
     # since session 17, and there, with Raj's estimator counting the labelled predicted
-    # positives once each, the check fired in 0 of these 100 runs: 1 before; unsplit, 50)
+    # positives once each, the check fired in 0 of these 100 runs: 1 before; unsplit, ~half)
     options = {"by_prediction": False}
     for r in range(REPS):
         est = assay.evaluate(pool, gold, design=design, budget=1000, seed=5000 + r,
