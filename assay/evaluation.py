@@ -49,8 +49,7 @@ def collect(design: Design, get_label: Callable[[int], int], budget: int,
     distinct labels). ``get_label`` may answer ``SKIP`` (the item stays unlabelled and is not
     asked again) or ``UNDO`` (the previous label is withdrawn and asked again).
     """
-    n = getattr(design, "n", None) or int(design.stratum_sizes().sum())
-    pool = _anonymous_pool(int(n))
+    pool = _anonymous_pool(design.pool_size())
     camp = Campaign.open(None, pool, settings_from_options(design.name, None), 0, "collect",
                          "oracle", max(int(budget), 1), design=design)
     if on_label is not None:

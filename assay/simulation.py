@@ -86,8 +86,7 @@ def collect_known(design: Any, truth: np.ndarray, budget: int) -> Collected:
     (3, 3)
     """
     from assay.campaign import MAX_DRAWS_PER_LABEL
-    n = getattr(design, "n", None) or int(design.stratum_sizes().sum())
-    target = min(max(int(budget), 1), int(n))
+    target = min(max(int(budget), 1), design.pool_size())
     cap = MAX_DRAWS_PER_LABEL * target
     out = Collected()
     labelled, draws, labels = out.labelled, out.draws, out.labels

@@ -55,6 +55,22 @@ class Design(ABC):
         """Per-stratum facts for reports (empty for unstratified designs)."""
         return []
 
+    def pool_size(self) -> int:
+        """The number of items the design draws from: its ``n``, else the sum of its strata's
+        sizes (what a sampling loop caps its distinct labels at).
+
+        >>> from assay.designs import UniformWithoutReplacement
+        >>> UniformWithoutReplacement(4, 2, np.random.default_rng(0)).pool_size()
+        4
+        """
+        n = getattr(self, "n", None)
+        if n:
+            return int(n)
+        sizes = self.stratum_sizes()
+        if sizes is None:
+            raise TypeError(f"{type(self).__name__} has neither n nor stratum sizes")
+        return int(sizes.sum())
+
     def replicate(self, rng: np.random.Generator) -> "Design | None":
         """This design as built afresh with ``rng``, from a design not drawn from yet: where
         the set-up (strata, weights, allocation) depends on the pool and the settings only, it
