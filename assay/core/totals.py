@@ -161,14 +161,17 @@ class WithReplacementSample(Sample):
         [2.0, 1.0, 5.0]
         """
         v, _ = _columns(values)
-        q = np.asarray(self.q, dtype=np.float64)[:, None]
+        return self._terms(v, v / np.asarray(self.q, dtype=np.float64)[:, None])
+
+    def _terms(self, v: np.ndarray, hh: np.ndarray) -> np.ndarray:
+        """:meth:`terms` from the values as columns and their Hansen–Hurwitz terms v/q."""
         if not self.ordered or self.item is None or v.shape[0] == 0:
-            return v / q
+            return hh
         _, first, _, _ = self._distinct
         new = np.zeros((v.shape[0], 1), dtype=bool)
         new[first] = True
         nv = np.where(new, v, 0.0)
-        return (np.cumsum(nv, axis=0) - nv) + nv / q
+        return (np.cumsum(nv, axis=0) - nv) + np.where(new, hh, 0.0)
 
     def total(self, values: np.ndarray) -> Total:
         """The mean of :meth:`terms` (Raj's ordered estimator when ``ordered``), with
@@ -183,13 +186,12 @@ class WithReplacementSample(Sample):
         delta-rule cells fell 0.943 → 0.926 on average with it (realistic, importance: v̂/V
         0.955, CV 0.57 and corr(R̂, v̂) −0.52, against 1.067, 0.43 and −0.36 for
         Hansen–Hurwitz; BENCHMARKS.md, "Session 20")."""
-        _, vector = _columns(values)
-        t = self.terms(values)
+        v, vector = _columns(values)
+        hh = v / np.asarray(self.q, dtype=np.float64)[:, None]
+        t = self._terms(v, hh)
         n = t.shape[0]
         if n == 0:
             return _out(np.zeros(t.shape[1]), np.full(t.shape[1], math.inf), vector)
-        hh = t if not self.ordered else _columns(values)[0] / np.asarray(
-            self.q, dtype=np.float64)[:, None]
         var = hh.var(axis=0, ddof=1) / n if n > 1 else np.full(t.shape[1], math.inf)
         return _out(t.mean(axis=0), var, vector)
 

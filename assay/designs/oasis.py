@@ -30,10 +30,12 @@ terms`, session 20): each draw's term is the value of the items labelled before 
 own item's HH term if the item is new. Each term is unbiased given the past whatever v_k the
 labels chose, so the ratio keeps eq. 3's consistency, but an item drawn again counts once at
 its value instead of once more at a weight ω_k/v_k that the labels moved. The interval keeps
-the Hansen–Hurwitz variance (at the new estimate), which is the larger. On restaurant (every match in a top stratum of 559 items, drawn ~3,000 times) the F1
-s.d. at 2,000 labels falls 0.0116 → 0.005 and eq. 3's bias (−0.0022 ± 0.0007 over 300 runs,
-not the ratio's second-order term: a Taylor correction moved it 0.00015) goes (−0.0004 ±
-0.0003); tests/test_oasis.py, BENCHMARKS.md "Session 20".
+the Hansen–Hurwitz variance at the new estimate (why: :meth:`assay.core.totals.
+WithReplacementSample.total`).
+On restaurant (every match in a top stratum of 559 items, drawn ~3,000 times) the F1 s.d. at
+2,000 labels falls 0.0116 → 0.005 and eq. 3's bias (−0.0022 ± 0.0007 over 300 runs, not the
+ratio's second-order term: a Taylor correction moved it 0.00015) goes (−0.0004 ± 0.0003);
+tests/test_oasis.py, BENCHMARKS.md "Session 20".
 
 The defensive mixture (``defensive``, the default d = 0.5; issue 11). As published (d = 0,
 ε = 10⁻³, Remark 4's decaying prior), the Hansen–Hurwitz interval does not hold: recall
