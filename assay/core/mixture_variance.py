@@ -4,7 +4,8 @@
 * :func:`model_variance` — (M2) when every label is Bernoulli at a constant rate, at the worst
   rate of an interval, or at a rate per point of the universe (a planning model);
 * :func:`draws_needed` — the least number of new draws of one set that brings z·√V to a width
-  (bisection; seed 000's "bisection on a conservative variance bound").
+  (seed 000's "bisection on a conservative variance bound, or better":
+  :func:`assay.core.search.least_reaching`, bisection's answer in fewer probes).
 
 >>> import numpy as np
 >>> draws_needed(np.array([[1.0]]), np.array([0]), 0, 0.05, 1.96, 0.5, 10_000)
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.core.search import least_reaching
 from assay.errors import EstimationError
 
 
@@ -132,8 +134,9 @@ def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: f
     z·√V ≤ ``half_width``, V = :func:`model_variance` with n_target + d draws and the overlap
     heuristic's π (π_j ∝ n_j Σ_x p_target p_j; the optimal π's model variance is never above
     it, so the bound stays conservative for the estimate made with optimal weights);
-    bisection over d in [``minimum``, ``cap``] (``cap`` when even ``cap`` draws do not reach
-    the width). ``overlap`` (m,) is Σ_x p_target(x) p_j(x), computed once by the caller;
+    searched over d in [``minimum``, ``cap``] by :func:`assay.core.search.least_reaching`
+    (``cap`` when even ``cap`` draws do not reach the width). ``overlap`` (m,) is
+    Σ_x p_target(x) p_j(x), computed once by the caller;
     ``normalised``: the bound of :func:`ratio_mixture_mean`'s variance; ``target_density``
     and ``rates`` as in :func:`model_variance`, with ``add_to`` the set that receives the new
     draws (default ``target``).
@@ -158,15 +161,7 @@ def draws_needed(universe: np.ndarray, n: np.ndarray, target: int, half_width: f
                                                 normalised, own, rates)))
 
     lo, hi = max(int(minimum), 0), max(int(cap), int(minimum), 0)
-    if lo > 0 and width(lo) <= half_width or lo == 0 and n[k] > 0 and \
-            width(0) <= half_width:
-        return lo
-    if width(hi) > half_width:
-        return hi
-    while hi - lo > 1:                  # width(lo) > half_width ≥ width(hi)
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if width(mid) <= half_width else (mid, hi)
-    return hi
+    return least_reaching(width, half_width, lo, hi, check_low=lo > 0 or n[k] > 0)
 
 
 __all__ = ["draws_needed", "model_variance"]

@@ -17,6 +17,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from assay.core.search import least_reaching
 from assay.ondemand.joint import FILL, NOVEL, OWN, Universe, precision_half_width, single_thread
 from assay.ondemand.sizing import (CALIBRATION, FILL_PLAN, KINDS, OPTIMAL_PLAN, RATE_MODEL,
                                    new_fill, pattern_rates, plan, region_draws)
@@ -209,18 +210,9 @@ def first_stage(uni: Universe, target: int, half_width: float, confidence: float
         share = float(novel.sum()) / max(float(members.sum()), 1.0) if novel.any() else 1.0
     alpha = 1 - confidence
 
-    def ok(n: int) -> bool:
-        return share * (1 - stats.beta.ppf(alpha / 2, n + 0.5, 0.5)) / 2 <= half_width
-    lo = max(int(minimum), 1)
-    if ok(lo):
-        return lo
-    hi = lo
-    while not ok(hi):
-        hi *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    def width(n: int) -> float:
+        return share * (1 - stats.beta.ppf(alpha / 2, n + 0.5, 0.5)) / 2
+    return least_reaching(width, half_width, max(int(minimum), 1), None)
 
 
 __all__ = ["BLIND_SECOND_STAGE", "CALIBRATION", "FILL_PLAN", "KINDS", "OPTIMAL_PLAN", "RATE_MODEL",

@@ -25,6 +25,7 @@ from scipy import stats
 
 from assay.core.mixture import optimal_weights_fast
 from assay.core.mixture_variance import draws_needed, model_variance
+from assay.core.search import least_reaching
 from assay.ondemand.joint import (FILL, NOVEL, OWN, Universe, _floor_on, defend, drawn,
                                   fill_density, precision_half_width, water_fill)
 from assay.ondemand.regions import post_stratified_variance, regions
@@ -76,17 +77,11 @@ def region_draws(uni: Universe, item: np.ndarray, f: np.ndarray, target: int, ki
         into = np.bincount(where[on], weights=dens[on], minlength=len(size)) / dens.sum()
     rate = (k + 0.5) / (n + 1)
 
-    def ok(d: int) -> bool:
+    def width(d: int) -> float:
         nn = np.minimum(n + d * into, size)
         kk = k + rate * (nn - n)
-        return z * math.sqrt(post_stratified_variance(size, nn, kk)) <= half_width
-    if ok(low) or not ok(cap):
-        return low if ok(low) else cap
-    lo, hi = low, cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+        return z * math.sqrt(post_stratified_variance(size, nn, kk))
+    return least_reaching(width, half_width, low, cap)
 
 
 def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, target: int,
@@ -162,14 +157,14 @@ def _plan(uni: Universe, src: np.ndarray, item: np.ndarray, f: np.ndarray, targe
 def _fill_needed(uni: Universe, n: np.ndarray, target: int, half_width: float, z: float,
                  cap: int, least: int, normalised: bool, rates: np.ndarray | None) -> int:
     """The least d in [``least``, ``cap``] whose fill proposal (recomputed for each d) brings
-    the planning variance under the optimal mixture to the width; bisection."""
+    the planning variance under the optimal mixture to the width (:func:`least_reaching`)."""
     m = uni.m
     t, q, first, _, mult = uni.groups()
     tp, qp = t[first][:, target], q[first].copy()
     have = qp @ n
     k = 2 * m + target
 
-    def ok(d: int) -> bool:
+    def width(d: int) -> float:
         nn = n.copy()
         nn[k] = d
         qp[:, k] = water_fill(tp, have, mult, d)
@@ -177,16 +172,8 @@ def _fill_needed(uni: Universe, n: np.ndarray, target: int, half_width: float, z
                                          target_density=tp,
                                          floor_on=_floor_on(nn, target, m)), nn)
         v = model_variance(qp, nn, target, pi, 0.5, mult, normalised, tp, rates)
-        return z * math.sqrt(v) <= half_width
-    lo, hi = max(least, 1), max(cap, least, 1)
-    if ok(lo):
-        return lo
-    if not ok(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+        return z * math.sqrt(v)
+    return least_reaching(width, half_width, max(least, 1), max(cap, least, 1))
 
 
 def _calibrated(n: np.ndarray, target: int, qp: np.ndarray, tp: np.ndarray, mult: np.ndarray,
@@ -243,24 +230,18 @@ def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, 
             k: int, d_max: int, half_width: float, z: float, rate: tuple[float, float],
             normalised: bool, minimum: int, rates: np.ndarray | None = None) -> int:
     """The least d ≤ ``d_max`` (the overlap-weights bound's answer) whose planning variance
-    under the optimal mixture for n + d meets the width; bisection."""
+    under the optimal mixture for n + d meets the width (:func:`least_reaching`)."""
     m = len(n) // 3
 
-    def ok(d: int) -> bool:
+    def width(d: int) -> float:
         nn = n.copy()
         nn[k] += d
         pi = defend(optimal_weights_fast(qp, nn, target, 0.5, mult, normalised=normalised,
                                          target_density=tdens,
                                          floor_on=_floor_on(nn, target, m)), nn)
         v = model_variance(qp, nn, target, pi, rate, mult, normalised, tdens, rates)
-        return z * math.sqrt(v) <= half_width
-    lo, hi = minimum, d_max
-    if ok(lo):
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+        return z * math.sqrt(v)
+    return least_reaching(width, half_width, minimum, d_max, check_high=False)
 
 
 def new_fill(uni: Universe, src: np.ndarray, f: np.ndarray, target: int, d: int) -> np.ndarray:
