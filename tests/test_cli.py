@@ -176,7 +176,7 @@ def _oasis_settings_seen(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("engine", ["memory", pytest.param("duckdb", marks=pytest.mark.slow)])
 def test_oasis_defensive_and_epsilon_reach_the_design(files, monkeypatch, engine):
     """``--defensive`` and ``--epsilon`` are OASIS's d and ε on the in-memory and the engine
     path (each design keeps its default when they are not given; ``--epsilon`` stays

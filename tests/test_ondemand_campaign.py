@@ -156,6 +156,7 @@ def _check(reps, truth, est, cover, tol_cov):
     assert cover.mean() >= 0.90 - tol_cov, cover.mean(axis=0)
 
 
+@pytest.mark.slow
 def test_systems_in_turn_precision_fast():
     truth, est, cover, labels = _coverage(40)
     _check(40, truth, est, cover, 0.05)

@@ -127,6 +127,7 @@ print(res.labels_used)
 """
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume(small_pool, tmp_path):
     df, truth = small_pool
     data = tmp_path / "pool.parquet"

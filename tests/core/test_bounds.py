@@ -44,7 +44,8 @@ def _stratified_world(rng, sizes, rates):
     return lab, stratum
 
 
-@pytest.mark.parametrize("world", ["rare_tail", "rising_middle"])
+@pytest.mark.parametrize("world", [pytest.param("rare_tail", marks=pytest.mark.slow),
+                                   "rising_middle"])
 def test_assumption_free_interval_covers_where_models_fail(world):
     """Recall and F1 on small stratified worlds whose matches hide where few labels go (a rare
     tail; a rate that rises in the middle): the assumption-free interval covers in ≥ 95% of

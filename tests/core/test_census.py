@@ -24,7 +24,8 @@ def test_a_census_gives_the_estimate_itself():
         assert e.method == "census" and e.ci_low == e.ci_high == e.estimate
 
 
-@pytest.mark.parametrize("n", [20, 40, 55, 59, 60])
+@pytest.mark.parametrize("n", [pytest.param(n, marks=pytest.mark.slow) for n in (20, 40, 55, 59)]
+                         + [60])
 def test_precision_with_known_predicted_positives_covers(n):
     rng = np.random.default_rng(n)
     truth = np.zeros(60, dtype=int)

@@ -57,7 +57,8 @@ def _campaign(rng, unit, truth, memb, pis, n=40, n_ex=60):
     return joint_estimates(mu, cov, succ, fail, parts)
 
 
-@pytest.mark.parametrize("seed", [11, pytest.param(29, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [11, 29])
 def test_joint_precision_and_open_world_recall_are_unbiased_and_cover(seed):
     rng, unit, truth, memb = _world(seed)
     m = memb.shape[1]

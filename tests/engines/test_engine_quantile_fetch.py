@@ -104,7 +104,8 @@ def test_keys_at_ranks_at_extreme_scores(tmp_path, kind, limit):
     assert np.array_equal(duck.ranks_of(a.sorted()), np.sort(np.unique(ranks)))
 
 
-@pytest.mark.parametrize("kind", ["wide", pytest.param("tiny", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["wide", "tiny"])
 def test_auto_run_at_extreme_scores(tmp_path, kind):
     """An ``auto`` run (its rank grid located at fetch limit 100) on a pool spanning 1 (or
     10⁻²⁰⁰) and 10³⁰⁰ draws the memory engine's items with the same estimates (~10 s each;
