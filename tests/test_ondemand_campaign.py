@@ -157,16 +157,14 @@ def _check(reps, truth, est, cover, tol_cov):
 
 
 @pytest.mark.slow
-def test_systems_in_turn_precision_fast():
-    truth, est, cover, labels = _coverage(40)
-    _check(40, truth, est, cover, 0.05)
-    assert labels.mean() < 8 * 190      # per-system sampling at this width: ~190 labels each
-
-
-@pytest.mark.slow
 def test_systems_in_turn_precision_unbiased_and_covers():
-    truth, est, cover, _ = _coverage(200)
+    """Eight systems in turn, 200 campaigns (seeds 1000–1199; they hold the 40 of the 40-run
+    check this test absorbed in session 21, whose assertions are weaker forms of these): bias
+    within 3 SE, 90% coverage within 1.645 binomial SE, and the labels shared (567.7 per
+    campaign on these seeds, at most 613; per-system sampling at this width: ~190 each)."""
+    truth, est, cover, labels = _coverage(200)
     _check(200, truth, est, cover, 1.645 * math.sqrt(0.9 * 0.1 / 200))
+    assert labels.mean() < 8 * 190
 
 
 def test_fast_optimal_weights_reach_powells_optimum():
