@@ -12,28 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import assay.core.search as search
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
+from test_search import bisection  # noqa: E402  (the oracle of the unit tests: the old rule)
+
 ORIGINAL = search.least_reaching
 COUNT = {"calls": 0, "differ": 0, "probes_new": 0, "probes_bisection": 0}
-
-
-def bisection(width, goal, lo, hi, check_low=True, check_high=True) -> int:
-    """The sizing rules' search before least_reaching."""
-    if check_low and width(lo) <= goal:
-        return lo
-    if hi is None:
-        hi = max(lo, 1)
-        while width(hi) > goal:
-            lo, hi = hi, 2 * hi
-    elif check_high and width(hi) > goal:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if width(mid) <= goal else (mid, hi)
-    return hi
 
 
 def both(width, goal, lo, hi, check_low=True, check_high=True) -> int:
