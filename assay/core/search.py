@@ -5,8 +5,9 @@ non-increasing in d (more draws never widen a planned interval) and costly to ev
 optimal mixture fitted per d, :func:`assay.ondemand.sizing._fill_needed`). For such a width
 every search that keeps a bracket width(lo) > goal ≥ width(hi) returns the same d as plain
 bisection; this one chooses its probes by interpolation, taking the variance width² to be
-B/(d + c) through the bracket's ends (c, the draws the design has in effect, fitted from
-them; where that fails, linear in 1/(d + 1)), with a safeguard: a round of two interpolated
+A + B/(d + c) through the bracket's ends and the probe nearest them (c, the draws the design
+has in effect, and A, a part no draw removes, fitted), else B/(d + c) through the ends, else
+linear in 1/(d + 1) (:func:`_interpolate`), with a safeguard: a round of two interpolated
 probes that does not halve the bracket is followed by a bisection probe (the safeguarded
 false position of Dahlquist & Björck 2008, *Numerical Methods in Scientific Computing* I,
 §6.2), so it never takes more than three times bisection's probes. On the planning variances

@@ -168,12 +168,19 @@ def _fill_needed(uni: Universe, n: np.ndarray, target: int, half_width: float, z
         nn = n.copy()
         nn[k] = d
         qp[:, k] = water_fill(tp, have, mult, d)
-        pi = defend(optimal_weights_fast(qp, nn, target, 0.5, mult, normalised=normalised,
-                                         target_density=tp,
-                                         floor_on=_floor_on(nn, target, m)), nn)
-        v = model_variance(qp, nn, target, pi, 0.5, mult, normalised, tp, rates)
-        return z * math.sqrt(v)
+        return z * math.sqrt(_optimal_variance(qp, nn, target, tp, mult, 0.5, normalised, rates))
     return least_reaching(width, half_width, max(least, 1), max(cap, least, 1))
+
+
+def _optimal_variance(qp: np.ndarray, n: np.ndarray, target: int, tdens: np.ndarray,
+                      mult: np.ndarray, rate: float | tuple[float, float], normalised: bool,
+                      rates: np.ndarray | None) -> float:
+    """The planning variance (:func:`model_variance` at ``rate``, or at ``rates``) of system
+    ``target`` under the defended optimal mixture for the draws ``n`` (3m sets)."""
+    pi = defend(optimal_weights_fast(qp, n, target, 0.5, mult, normalised=normalised,
+                                     target_density=tdens,
+                                     floor_on=_floor_on(n, target, len(n) // 3)), n)
+    return model_variance(qp, n, target, pi, rate, mult, normalised, tdens, rates)
 
 
 def _calibrated(n: np.ndarray, target: int, qp: np.ndarray, tp: np.ndarray, mult: np.ndarray,
@@ -183,11 +190,7 @@ def _calibrated(n: np.ndarray, target: int, qp: np.ndarray, tp: np.ndarray, mult
     ``half_width``: the model's variance at the current draws and the estimate's differ by a
     factor κ = V̂/V_model (the rates are a model, the draws a sample), taken to hold for the
     next few draws too; κ kept within :data:`CALIBRATION`."""
-    m = len(n) // 3
-    pi = defend(optimal_weights_fast(qp, n, target, 0.5, mult, normalised=normalised,
-                                     target_density=tp[:, target],
-                                     floor_on=_floor_on(n, target, m)), n)
-    v = model_variance(qp, n, target, pi, 0.5, mult, normalised, tp[:, target], rates)
+    v = _optimal_variance(qp, n, target, tp[:, target], mult, 0.5, normalised, rates)
     if not (v > 0 and math.isfinite(hw) and hw > 0):
         return half_width
     kappa = float(np.clip((hw / z) ** 2 / v, *CALIBRATION))
@@ -231,16 +234,11 @@ def _refine(qp: np.ndarray, tdens: np.ndarray, mult: np.ndarray, n: np.ndarray, 
             normalised: bool, minimum: int, rates: np.ndarray | None = None) -> int:
     """The least d ≤ ``d_max`` (the overlap-weights bound's answer) whose planning variance
     under the optimal mixture for n + d meets the width (:func:`least_reaching`)."""
-    m = len(n) // 3
-
     def width(d: int) -> float:
         nn = n.copy()
         nn[k] += d
-        pi = defend(optimal_weights_fast(qp, nn, target, 0.5, mult, normalised=normalised,
-                                         target_density=tdens,
-                                         floor_on=_floor_on(nn, target, m)), nn)
-        v = model_variance(qp, nn, target, pi, rate, mult, normalised, tdens, rates)
-        return z * math.sqrt(v)
+        return z * math.sqrt(_optimal_variance(qp, nn, target, tdens, mult, rate, normalised,
+                                               rates))
     return least_reaching(width, half_width, minimum, d_max, check_high=False)
 
 
