@@ -299,17 +299,9 @@ def _sparse_false_negatives(w: np.ndarray, parts: list, alpha: float, a: float
     fn, region = parts[-1]
     k, w_star = effective_count(w * fn)
     if k > 0:
-        rng = np.random.default_rng(0)
-        g = rng.standard_gamma(np.array([k + 1.0, k])[:, None], size=(2, SIMULATED))
-        fn_draw = g * w_star / t
         (v_tp, c), (_, v_fp) = np.cov(np.stack([tp, fp])) / t
-        z = rng.standard_normal((2, SIMULATED))      # (TP̂, FP̂) by the 2×2 Cholesky factor,
-        s_tp = math.sqrt(max(v_tp, 0.0))             # not an SVD whose signs vary by BLAS
-        r_fp = c / s_tp if s_tp > 0 else 0.0
-        tp_draw = np.maximum(tp_hat + s_tp * z[0], 1e-300)
-        fp_draw = fp_hat + r_fp * z[0] + math.sqrt(max(v_fp - r_fp * r_fp, 0.0)) * z[1]
-        f = tp_draw / (tp_draw + alpha * np.maximum(fp_draw, 0.0) + (1.0 - alpha) * fn_draw)
-        return float(np.quantile(f[0], a / 2)), float(np.quantile(f[1], 1 - a / 2))
+        return simulated_f_interval((tp_hat, fp_hat), (v_tp, c, v_fp), (0.0, k, w_star, t),
+                                    alpha, a)
     _, fn_hi = count_total_interval(w, fn, region, a / 2)
     den = tp_hat + alpha * fp_hat + (1.0 - alpha) * fn_hi
     if not math.isfinite(den) or den <= 0:
@@ -317,6 +309,41 @@ def _sparse_false_negatives(w: np.ndarray, parts: list, alpha: float, a: float
     u = (tp * (alpha * fp_hat + (1.0 - alpha) * fn_hi) - alpha * tp_hat * fp) / den ** 2
     var = float(((u - u.mean()) ** 2).sum()) / (t * (t - 1))
     return normal_interval(tp_hat / den, var, 1.0 - a / 2, method="logit")[0], 1.0
+
+
+def simulated_f_interval(tp_fp: tuple[float, float], cov: tuple[float, float, float],
+                         fn: tuple[float, float, float, float], alpha: float, a: float,
+                         hidden: float = 0.0) -> tuple[float, float]:
+    """Two-sided (1 − a) interval for F_α = TP/(TP + α·FP + (1 − α)·FN) when the false
+    negatives are few: FN = FN₀ + G·w*/T with G ~ Gamma(k + 1) for the lower end of F_α and
+    G ~ Gamma(k) for the upper (the gamma forms of Garwood's exact Poisson bounds on k
+    effective events of weight w*/T; ``fn`` = (FN₀, k, w*, T), FN₀ a part known exactly, T
+    the number of draws with replacement, 1 for a total already weighted), and
+    (TP̂, FP̂) = ``tp_fp`` bivariate normal with ``cov`` = (Var TP̂, Cov, Var FP̂), so that TP
+    low and FP high are not taken as a joint worst case. ``hidden`` λ: false negatives the
+    draws could not see but a model allows, M ~ Poisson(λ) added to the lower end's draws
+    only (:func:`assay.core.stratified_counts.neighbour_allowance`). The a/2 quantile of F_α
+    under the first, the 1 − a/2 quantile under the second; :data:`SIMULATED` draws, seed 0.
+
+    >>> [round(x, 3) for x in simulated_f_interval((100.0, 0.0), (25.0, 0.0, 0.0),
+    ...                                            (50.0, 3.0, 4.0, 1.0), 0.0, 0.05)]
+    [0.535, 0.662]
+    """
+    tp_hat, fp_hat = tp_fp
+    v_tp, c, v_fp = cov
+    fixed, k, w_star, t = fn
+    rng = np.random.default_rng(0)
+    g = rng.standard_gamma(np.array([k + 1.0, k])[:, None], size=(2, SIMULATED))
+    fn_draw = fixed + g * w_star / t
+    z = rng.standard_normal((2, SIMULATED))      # (TP̂, FP̂) by the 2×2 Cholesky factor,
+    s_tp = math.sqrt(max(v_tp, 0.0))             # not an SVD whose signs vary by BLAS
+    r_fp = c / s_tp if s_tp > 0 else 0.0
+    tp_draw = np.maximum(tp_hat + s_tp * z[0], 1e-300)
+    fp_draw = fp_hat + r_fp * z[0] + math.sqrt(max(v_fp - r_fp * r_fp, 0.0)) * z[1]
+    if hidden > 0.0:
+        fn_draw[0] += rng.poisson(hidden, SIMULATED)
+    f = tp_draw / (tp_draw + alpha * np.maximum(fp_draw, 0.0) + (1.0 - alpha) * fn_draw)
+    return float(np.quantile(f[0], a / 2)), float(np.quantile(f[1], 1 - a / 2))
 
 
 def normal_interval(est: float, var: float, confidence: float = 0.95,
@@ -353,4 +380,5 @@ def normal_interval(est: float, var: float, confidence: float = 0.95,
 
 __all__ = ["INTERVAL_RULES", "MIN_NORMAL_COUNT", "NORMAL_METHODS", "component_ratio_interval",
            "count_total_interval", "counts_overstated", "effective_count",
-           "korn_graubard_interval", "normal_interval", "ratio_interval", "z_value"]
+           "korn_graubard_interval", "normal_interval", "ratio_interval", "simulated_f_interval",
+           "z_value"]

@@ -29,6 +29,7 @@ import numpy as np
 from assay.core.intervals import component_ratio_interval, counts_overstated, ratio_interval
 from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
                                     moving_counts)
+from assay.core.stratified_counts import sparse_false_negative_interval
 from assay.core.totals import (Sample, StratifiedSample, WithReplacementSample,
                                unseen_positive_bound)
 from assay.core.unseen_cells import unseen_cell_variance
@@ -111,8 +112,14 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     neither holds everywhere the other fails; same 30 cells: amazon_google at 500 labels
     recall 0.88 → 0.99, miscalibrated at 2,000 F1 0.91 → 0.945). OASIS keeps the
     Clopper–Pearson fallback: its count rule discounts the failures of fully labelled strata
-    (:func:`assay.core.rule_counts.moving_counts`), which raw draw counts would not. Returns
-    one :class:`Estimate` per system.
+    (:func:`assay.core.rule_counts.moving_counts`), which raw draw counts would not. Where a
+    stratified sample's recall or F_α (α < 1) takes that fallback and its partially labelled
+    strata drew few false negatives, the interval is
+    :func:`assay.core.stratified_counts.sparse_false_negative_interval` instead (method
+    ``counts``: gamma bounds on the few seen, and an allowance for those a stratum's
+    neighbours suggest it hides; the ``non_monotone`` world at 2,000 labels, recall 0.915 →
+    0.975 over 200 runs, narrower where the failures are few elsewhere). Returns one
+    :class:`Estimate` per system.
 
     >>> import numpy as np
     >>> from assay.core.totals import StratifiedSample
@@ -212,6 +219,14 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             # everywhere the other fails: assay.core.intervals.component_ratio_interval)
             c_lo, c_hi = component_ratio_interval(w_draw, ell, yhat[:, j], alpha, confidence)
             lo, hi, method = min(lo, c_lo, float(r[j])), max(hi, c_hi, float(r[j])), "components"
+        if method == "exact" and isinstance(sample, StratifiedSample) and alpha < 1.0:
+            # few false negatives in partial strata: their gamma bounds, not Clopper–Pearson's
+            # binomial at n* (assay.core.stratified_counts)
+            seen_few = sparse_false_negative_interval(sample, ell, yhat[:, j], alpha,
+                                                      confidence)
+            if seen_few is not None:
+                lo, hi = min(seen_few[0], float(r[j])), max(seen_few[1], float(r[j]))
+                method = "counts"
         if known is not None and known[j] > 0:
             # precision: the truth lies in [TP_seen, TP_seen + unlabelled PP] / PP for certain,
             # so cutting the interval to it keeps its coverage and drops what cannot be
@@ -230,6 +245,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                       f"weights, for the normal approximation; {k} of {int(dom[j])} labelled "
                       "items in the numerator), joined with Clopper-Pearson's, so it errs on "
                       "the wide side" if method == "components" else "")
+        if method == "counts":
+            exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
+                          "numerator, few false negatives in strata labelled in part (exact "
+                          "Poisson bounds on them, in gamma form) and those a stratum that "
+                          "showed none may hold where its neighbours show some")
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
                             _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen),
                             assumes=None if method == "census" else assumes))

@@ -166,8 +166,8 @@ class DrawColumns(Sequence[Draw]):
 @dataclass(frozen=True)
 class Estimate:
     """The one result type of an estimate: value, interval, standard error, how the interval
-    was made (``method``: delta, exact, components, census, model, wald, logit, log, jeffreys,
-    undefined) and notes.
+    was made (``method``: delta, exact, components, counts, census, model, wald, logit, log,
+    jeffreys, undefined) and notes.
 
     ``extra`` carries method-specific facts (e.g. the design-based interval beside a model's,
     or a bound on what unseen strata could hold). ``assumes``: what the interval rests on beyond
