@@ -104,6 +104,7 @@ def test_clopper_pearson_on_the_same_samples_falls_short(monkeypatch: pytest.Mon
     assert cov < 0.925, cov
 
 
+@pytest.mark.slow
 def test_a_monotone_tail_gets_a_narrower_interval_that_covers() -> None:
     """The same strata with the bump gone (a rate that falls below the top, as the score
     believes): 300 samples; Clopper–Pearson at n* covers 1.00 at half-width 0.072, the
