@@ -233,23 +233,28 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             lo = min(max(lo, k / known[j]), float(r[j]))
             hi = max(min(hi, (k + known[j] - int(dom[j])) / known[j]), float(r[j]))
         se = math.sqrt(var[j]) if math.isfinite(var[j]) else None
-        exact_note = ("census: every item the measure counts is labelled, so the estimate is "
-                      "exact" if method == "census"
-                      else f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
-                      f"few successes or failures for the normal approximation ({k} of "
-                      f"{int(dom[j])} labelled items in the numerator), so it errs on the wide "
-                      f"side{discount_note(raw, (n_fail, k_rule), kish is not None)}"
-                      if method == "exact"
-                      else f"exact interval from the counts ({_KINDS[(alpha > 0) + (alpha == 1)]}: "
-                      f"Poisson bounds on the draws of a kind drawn too few times, at heavy "
-                      f"weights, for the normal approximation; {k} of {int(dom[j])} labelled "
-                      "items in the numerator), joined with Clopper-Pearson's, so it errs on "
-                      "the wide side" if method == "components" else "")
-        if method == "counts":
+        if method == "census":
+            exact_note = ("census: every item the measure counts is labelled, so the estimate "
+                          "is exact")
+        elif method == "exact":
+            exact_note = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
+                          f"few successes or failures for the normal approximation ({k} of "
+                          f"{int(dom[j])} labelled items in the numerator), so it errs on the "
+                          f"wide side{discount_note(raw, (n_fail, k_rule), kish is not None)}")
+        elif method == "components":
+            exact_note = (f"exact interval from the counts "
+                          f"({_KINDS[(alpha > 0) + (alpha == 1)]}: Poisson bounds on the draws "
+                          f"of a kind drawn too few times, at heavy weights, for the normal "
+                          f"approximation; {k} of {int(dom[j])} labelled items in the "
+                          "numerator), joined with Clopper-Pearson's, so it errs on the wide "
+                          "side")
+        elif method == "counts":
             exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
                           "numerator, few false negatives in strata labelled in part (exact "
                           "Poisson bounds on them, in gamma form) and those a stratum that "
                           "showed none may hold where its neighbours show some")
+        else:
+            exact_note = ""
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
                             _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen),
                             assumes=None if method == "census" else assumes))

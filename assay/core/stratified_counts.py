@@ -47,9 +47,10 @@ trials, which a handful of weighted events is not: on the ``realistic`` world at
 its recall half-width was 6.1 times the RMSE (0.068 against 0.011). Measured on the bench's
 path (``bench/adversarial.py``, 200 repetitions per cell, seeds 1000–1199, 12 pools × 500,
 1,000 and 2,000 labels; BENCHMARKS.md, session 22): the ``non_monotone`` world at 2,000 labels
-recall coverage 0.915 → 0.975 (1,000 repetitions: 0.897 → see BENCHMARKS.md), and where it
-applies elsewhere coverage stays ≥ 0.965 while the half-widths shrink (``realistic`` at 2,000
-labels 0.068 → 0.035, ``ties`` at 1,000 0.071 → 0.051, restaurant at 1,000 0.126 → 0.101).
+recall coverage 0.915 → 0.975 (1,000 repetitions: 0.897 → 0.961, half-width 0.090 → 0.094),
+and where it applies elsewhere coverage stays ≥ 0.965 while the half-widths shrink
+(``realistic`` at 2,000 labels 0.068 → 0.035, ``ties`` at 1,000 0.071 → 0.051, restaurant at
+1,000 0.126 → 0.101).
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ import numpy as np
 
 from assay.core.intervals import MIN_NORMAL_COUNT, simulated_f_interval
 from assay.core.totals import StratifiedSample
-from assay.core.unseen_cells import REACH
+from assay.core.unseen_cells import REACH, cell_counts
 
 __all__ = ["neighbour_allowance", "sparse_false_negative_interval"]
 
@@ -79,15 +80,11 @@ def neighbour_allowance(sample: StratifiedSample, labels: np.ndarray,
     17.8
     """
     sizes = np.asarray(sample.sizes, dtype=np.float64)
-    k = sizes.shape[0]
-    stratum = np.asarray(sample.stratum)
     n_h = sample.counts().astype(np.float64)
-    neg = np.asarray(predictions) <= 0
-    n_c = np.bincount(stratum, weights=neg.astype(np.float64), minlength=k)
-    k_c = np.bincount(stratum, weights=(neg & (np.asarray(labels) > 0)).astype(np.float64),
-                      minlength=k)
+    n_c, k_c, unseen = cell_counts(sample, (np.asarray(labels) > 0).astype(np.float64),
+                                   np.asarray(predictions) <= 0)
     have = np.flatnonzero(n_c > 0)
-    rate = np.divide(k_c, n_c, out=np.zeros(k), where=n_c > 0)
+    rate = np.divide(k_c, n_c, out=np.zeros_like(n_c), where=n_c > 0)
     lam = 0.0
     for h in np.flatnonzero((n_h > 0) & (n_h < sizes) & (n_c > 0) & (k_c == 0)):
         at = int(np.searchsorted(have, h))          # have[at] == h
@@ -95,7 +92,7 @@ def neighbour_allowance(sample: StratifiedSample, labels: np.ndarray,
         rho = max((rate[g] for g in near), default=0.0)
         pi = min(rho, 0.5 / (n_c[h] + 1.0))
         if n_c[h] * pi >= REACH:
-            lam += (sizes[h] * n_c[h] / n_h[h] - n_c[h]) * pi
+            lam += unseen[h] * pi
     return float(lam)
 
 

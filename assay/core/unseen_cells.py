@@ -57,6 +57,27 @@ from assay.core.totals import StratifiedSample
 REACH = 0.1      # a cell's draws expected to hold at least this much of the unseen outcome
 
 
+def cell_counts(sample: StratifiedSample, labels: np.ndarray, in_cell: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stratum, over the draws of one cell (``in_cell``: e.g. one prediction's draws):
+    n_c the labelled items, how many of them are matches, and U = N̂_c − n_c the cell's
+    unlabelled items (N̂_c = N_h n_c / n_h).
+
+    >>> s = StratifiedSample(stratum=np.repeat([0, 1], [50, 100]), sizes=np.array([100, 1000]))
+    >>> [x.tolist() for x in cell_counts(s, np.r_[np.ones(5), np.zeros(145)], np.ones(150))]
+    [[50.0, 100.0], [5.0, 0.0], [50.0, 900.0]]
+    """
+    sizes = np.asarray(sample.sizes, dtype=np.float64)
+    k = sizes.shape[0]
+    stratum = np.asarray(sample.stratum)
+    n_h = sample.counts().astype(np.float64)
+    w = np.asarray(in_cell, dtype=np.float64)
+    n_c = np.bincount(stratum, weights=w, minlength=k)
+    pos = np.bincount(stratum, weights=w * np.asarray(labels, dtype=np.float64), minlength=k)
+    unseen = np.maximum(np.divide(sizes * n_c, n_h, out=np.zeros(k), where=n_h > 0) - n_c, 0.0)
+    return n_c, pos, unseen
+
+
 def unseen_cell_variance(sample: StratifiedSample, labels: np.ndarray, predictions: np.ndarray,
                          prior: np.ndarray, r: np.ndarray, x_total: np.ndarray,
                          alpha: float) -> np.ndarray:
@@ -85,8 +106,7 @@ def unseen_cell_variance(sample: StratifiedSample, labels: np.ndarray, predictio
     for j in range(m):
         for c in (0.0, 1.0):
             w = (yhat[:, j] == c).astype(np.float64)
-            n_c = np.bincount(stratum, weights=w, minlength=k)
-            pos = np.bincount(stratum, weights=w * ell, minlength=k)
+            n_c, pos, unseen = cell_counts(sample, ell, w)
             rate = np.divide(np.bincount(stratum, weights=w * pri, minlength=k), n_c,
                              out=np.zeros(k), where=n_c > 0)
             none = partial & (n_c > 0) & (pos == 0)          # no match seen: unseen matches
@@ -97,12 +117,10 @@ def unseen_cell_variance(sample: StratifiedSample, labels: np.ndarray, predictio
             p = np.where(none, k1 * rate, np.where(every, k0 * (1.0 - rate), 0.0))
             p = np.minimum(p, 0.5 / (n_c + 1.0))
             p = np.where(n_c * p >= REACH, p, 0.0)    # beyond the draws' reach: left (eq. 3)
-            unseen = np.maximum(np.divide(sizes * n_c, n_h, out=np.zeros(k), where=n_h > 0)
-                                - n_c, 0.0)
             em = unseen * p
             g = (c - r[j] * (1.0 - alpha)) / x_total[j] if x_total[j] > 0 else 0.0
             out[j] += float(np.sum(em * (1.0 - p) + em * em)) * g * g
     return out
 
 
-__all__ = ["unseen_cell_variance"]
+__all__ = ["cell_counts", "unseen_cell_variance"]
