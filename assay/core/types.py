@@ -166,7 +166,7 @@ class DrawColumns(Sequence[Draw]):
 @dataclass(frozen=True)
 class Estimate:
     """The one result type of an estimate: value, interval, standard error, how the interval
-    was made (``method``: delta, exact, components, counts, census, model, wald, logit, log,
+    was made (``method``: delta, exact, components, counts, tiers, census, model, wald, logit, log,
     jeffreys, undefined) and notes.
 
     ``extra`` carries method-specific facts (e.g. the design-based interval beside a model's,
