@@ -79,10 +79,7 @@ def moving_counts(sample: Sample, ell: np.ndarray, yhat: np.ndarray, alpha: floa
     (0.96, 1)
     """
     if isinstance(sample, StratifiedSample):
-        counts = sample.counts()
-        size = np.asarray(sample.sizes, dtype=np.float64)
-        free = np.where(counts < size, 1.0 - counts / np.where(size > 0, size, 1.0), 0.0)
-        wt = free[sample.stratum][:, None]                                    # (T, 1)
+        wt = sample.unlabelled_share()[sample.stratum][:, None]               # (T, 1)
     else:
         share = getattr(sample, "labelled_share", lambda: None)()
         if share is None:

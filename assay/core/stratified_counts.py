@@ -122,11 +122,10 @@ def sparse_false_negative_interval(sample: StratifiedSample, labels: np.ndarray,
     sizes = np.asarray(sample.sizes, dtype=np.float64)
     stratum = np.asarray(sample.stratum)
     n_h = sample.counts().astype(np.float64)
-    partial = ((n_h > 0) & (n_h < sizes))[stratum]
+    partial = sample.partial()[stratum]
     census = ((n_h > 0) & (n_h >= sizes) & (sizes > 0))[stratum]     # (not OASIS's repeats)
-    w = np.divide(sizes, n_h, out=np.zeros_like(sizes), where=n_h > 0)[stratum]
-    free = np.clip(1.0 - np.divide(n_h, sizes, out=np.ones_like(sizes), where=sizes > 0),
-                   0.0, 1.0)[stratum]
+    w = sample.draw_weights()
+    free = sample.unlabelled_share()[stratum]
     fn = ell * (1.0 - yhat)
     s1 = float((w * fn)[partial].sum())
     s2 = float((w * w * free * fn)[partial].sum())

@@ -207,6 +207,32 @@ class StratifiedSample(Sample):
         """n_h: draws per stratum."""
         return np.bincount(self.stratum, minlength=self.sizes.shape[0])
 
+    def partial(self) -> np.ndarray:
+        """Per stratum: labelled in part, 0 < n_h < N_h."""
+        n_h = self.counts()
+        return (n_h > 0) & (n_h < np.asarray(self.sizes))
+
+    def draw_weights(self) -> np.ndarray:
+        """N_h/n_h of each draw's stratum: the expansion weight (0 for a stratum not drawn).
+
+        >>> StratifiedSample(np.array([0, 0, 1]), np.array([4, 9])).draw_weights().tolist()
+        [2.0, 2.0, 9.0]
+        """
+        sizes = np.asarray(self.sizes, dtype=np.float64)
+        n_h = self.counts().astype(np.float64)
+        return np.divide(sizes, n_h, out=np.zeros_like(sizes), where=n_h > 0)[self.stratum]
+
+    def unlabelled_share(self) -> np.ndarray:
+        """1 − f_h per stratum, f_h = n_h/N_h: the finite-population correction (0 where a
+        stratum is labelled in full, or empty).
+
+        >>> StratifiedSample(np.array([0, 0, 1]), np.array([4, 1])).unlabelled_share().tolist()
+        [0.5, 0.0]
+        """
+        size = np.asarray(self.sizes, dtype=np.float64)
+        counts = self.counts()
+        return np.where(counts < size, 1.0 - counts / np.where(size > 0, size, 1.0), 0.0)
+
     def total(self, values: np.ndarray) -> Total:
         """The one-phase, one-cell case of :func:`two_phase_total`."""
         v, vector = _columns(values)

@@ -99,9 +99,8 @@ def unseen_cell_variance(sample: StratifiedSample, labels: np.ndarray, predictio
     sizes = np.asarray(sample.sizes, dtype=np.float64)
     k, m = sizes.shape[0], yhat.shape[1]
     stratum = np.asarray(sample.stratum)
-    n_h = sample.counts().astype(np.float64)
-    partial = (n_h > 0) & (n_h < sizes)
-    weight = np.divide(sizes, n_h, out=np.zeros(k), where=n_h > 0)[stratum]   # N_h / n_h
+    partial = sample.partial()
+    weight = sample.draw_weights()                                            # N_h / n_h
     out = np.zeros(m)
     for j in range(m):
         for c in (0.0, 1.0):
