@@ -93,6 +93,46 @@ def _checkpoints(budget: int, points: int = 60) -> set[int]:
     return set(grid.tolist()) | {budget}
 
 
+IMPORTANCE_NOTE = ("the importance design took logistic(score) as the match probability; if "
+                   "the scores are not calibrated log-odds its intervals can miss badly (on "
+                   "the real amazon_google pool they cover in 4-74% of runs): prefer the "
+                   "stratified design or give a calibrated 'probability' column")
+
+
+class Checkpoints:
+    """What a run records as its labels come in: the estimates at the history's checkpoints
+    (about 60 distinct-label counts, geometric up to ``target``; none without ``history``)
+    and the ``progress`` callback's every 25 labels, each estimate computed once; then the
+    final point (:meth:`finish`). Shared by :func:`evaluate` and the engines' run."""
+
+    def __init__(self, target: int, history: bool, total: int,
+                 progress: Callable[[int, int, dict[str, Estimate]], None] | None) -> None:
+        self.marks = _checkpoints(target) if history else set()
+        self.points: list[HistoryPoint] = []
+        self.total, self.progress, self._last = total, progress, -1
+
+    def wants(self, labels: int) -> bool:
+        """Whether an estimate is due at ``labels`` distinct labels."""
+        return labels != self._last and (labels in self.marks
+                                         or self.progress is not None and labels % 25 == 0)
+
+    def record(self, labels: int, draws: int, est: dict[str, Estimate]) -> None:
+        self._last = labels
+        if labels in self.marks:
+            self.points.append(HistoryPoint(labels, draws, est))
+        if self.progress is not None:
+            self.progress(labels, self.total, est)
+
+    def finish(self, labels: int, draws: int, est: dict[str, Estimate]) -> list[HistoryPoint]:
+        """The final estimate as the history's last point (if it is not already) and the
+        progress callback's last call; returns the history."""
+        if not self.points or self.points[-1].labels_used != labels:
+            self.points.append(HistoryPoint(labels, draws, est))
+        if self.progress is not None:
+            self.progress(labels, self.total, est)
+        return self.points
+
+
 def default_design(pool: Pool) -> str:
     """``auto`` whenever the pool has a score or probability column, else ``passive``."""
     return "auto" if pool.score is not None or pool.probability is not None else "passive"
@@ -161,19 +201,12 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
             raise
         raise AssayInputError(f"--design {name}", str(exc)) from None
     by_name = {m.annotator: m for m in members}
-    points: list[HistoryPoint] = []
-    marks = _checkpoints(camp.target) if history else set()
-    last = [-1]
+    marks = Checkpoints(camp.target, history, budget, progress)
 
     def observe(c: Campaign) -> None:
         n = c.collected.distinct
-        if n != last[0] and (n in marks or progress is not None and n % 25 == 0):
-            last[0] = n
-            est = c.estimate(bounds=False)
-            if n in marks:
-                points.append(HistoryPoint(n, len(c.collected.draws), est))
-            if progress is not None:
-                progress(n, budget, est)
+        if marks.wants(n):
+            marks.record(n, len(c.collected.draws), c.estimate(bounds=False))
 
     camp.observer = observe
     try:
@@ -183,11 +216,7 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
     collected = camp.collected
     est = camp.estimate()
     if name == "importance" and pool.probability is None:
-        est = _with_note(est, "the importance design took logistic(score) as the match "
-                         "probability; if the scores are not calibrated log-odds its intervals "
-                         "can miss badly (on the real amazon_google pool they cover in 4-74% of "
-                         "runs): prefer the stratified design or give a calibrated "
-                         "'probability' column")
+        est = _with_note(est, IMPORTANCE_NOTE)
     if isinstance(source, Panel):
         skipped = len(collected.skipped)
         est = _with_note(est, f"labels are the majority of a panel of {len(members)} annotators "
@@ -198,10 +227,7 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                          "labels")
     for note in notes + camp.result_notes():
         est = _with_note(est, note)
-    if not points or points[-1].labels_used != collected.distinct:
-        points.append(HistoryPoint(collected.distinct, len(collected.draws), est))
-    if progress is not None:
-        progress(collected.distinct, budget, est)
+    points = marks.finish(collected.distinct, len(collected.draws), est)
     params = {**camp.design.params(), "pool_size": pool.size, "run": camp.run_id,
               "dataset": dataset, "settings": s.to_dict()}
     return EvaluationResult(design=name, seed=seed, labels_used=collected.distinct,

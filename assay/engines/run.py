@@ -195,8 +195,8 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     draw_labels: list[int] = []
     new = reused = 0
     target = min(int(budget), info.rows)
-    from assay.evaluation import HistoryPoint, _checkpoints
-    marks, points = (_checkpoints(target) if history else set()), []
+    from assay.evaluation import IMPORTANCE_NOTE, Checkpoints, _with_note
+    marks = Checkpoints(target, history, target, progress)
     labelled: dict[int, int] = {}
     while len(labelled) < target and not des.exhausted() and \
             len(draws) < MAX_DRAWS_PER_LABEL * target:
@@ -229,31 +229,20 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
             continue
         labelled[d.index] = v
         n = len(labelled)
-        if n in marks or progress is not None and n % 25 == 0:
-            est = engine_estimates(des, draws, draw_labels, sampler.items["prediction"]
-                                   .to_numpy(), info.rows, info.positives, confidence,
-                                   bounds=False)
-            if n in marks:
-                points.append(HistoryPoint(n, len(draws), est))
-            if progress is not None:
-                progress(n, target, est)
+        if marks.wants(n):
+            marks.record(n, len(draws), engine_estimates(
+                des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
+                info.positives, confidence, bounds=False))
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)
-    if not points or points[-1].labels_used != len(labelled):
-        points.append(HistoryPoint(len(labelled), len(draws), est))
-    if progress is not None:
-        progress(len(labelled), target, est)
+    points = marks.finish(len(labelled), len(draws), est)
     manifest = des.manifest()                               # type: ignore[attr-defined]
     params = {**des.params(), "pool_size": info.rows, "dataset": dataset,
               "settings": settings.to_dict(), "engine_passes": sampler.passes}
     drawn = sampler.items.iloc[list(labelled)].reset_index(drop=True)
     if settings.name == "importance" and probability is None:
-        from assay.evaluation import _with_note
-        est = _with_note(est, "the importance design took logistic(score) as the match "
-                         "probability; if the scores are not calibrated log-odds its intervals "
-                         "can miss badly: prefer the stratified design or give a calibrated "
-                         "'probability' column")
+        est = _with_note(est, IMPORTANCE_NOTE)
     return EngineResult(settings.name, int(seed), len(labelled), info.rows, confidence, est,
                         params, draws, draw_labels, drawn, manifest, new, reused,
                         des.strata_table(), info.source, annotator, points)
