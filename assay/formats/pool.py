@@ -270,8 +270,8 @@ def _blanks(col: pd.Series) -> np.ndarray:
     [False, True, True, False, False, False, True]
     """
     if isinstance(col.dtype, pd.StringDtype) or pd.api.types.infer_dtype(col) == "string":
-        text = pa.array(col.to_numpy(dtype=object, na_value=None), type=pa.large_string(),
-                        from_pandas=True)                   # all text: sliced by Arrow
+        values = col.to_numpy(dtype=object, na_value=None)
+        text = pa.array(values, type=pa.large_string(), from_pandas=True)   # sliced by Arrow
         first = pc.utf8_slice_codeunits(text, 0, 1)
         white = [k for k in pc.unique(first.drop_null()).to_pylist() if not k.strip()]
         maybe = pc.is_in(first, pa.array(white, type=pa.large_string())).fill_null(False)
@@ -279,8 +279,8 @@ def _blanks(col: pd.Series) -> np.ndarray:
     else:                                                   # mixed values: one by one
         return np.fromiter((_blank(v) for v in col.to_numpy(dtype=object)), bool, len(col))
     out = np.zeros(len(col), dtype=bool)
-    if maybe.any():
-        out[maybe] = [_blank(v) for v in col.to_numpy(dtype=object)[maybe]]
+    if maybe.any():             # (the flagged values are texts: nulls have no first character)
+        out[maybe] = [_blank(v) for v in values[maybe]]
     return out
 
 
