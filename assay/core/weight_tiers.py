@@ -95,7 +95,10 @@ def tiered_f_interval(w: np.ndarray, labels: np.ndarray, predictions: np.ndarray
             [tp.sum(), fp.sum(), fn.sum()]) / t)
     cov = np.cov(parts) / t
     jitter = 1e-12 * max(float(np.trace(cov)), 1e-300)
-    factor = np.linalg.cholesky(cov + jitter * np.eye(3))
+    try:
+        factor = np.linalg.cholesky(cov + jitter * np.eye(3))
+    except np.linalg.LinAlgError:      # not positive definite by rounding: the variances alone
+        factor = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
     rng = np.random.default_rng(0)
     normal = mean[:, None, None] + np.einsum("ij,jks->iks", factor,
                                              rng.standard_normal((3, 2, SIMULATED)))

@@ -42,6 +42,18 @@ def test_estimator_totals_move_the_normal_part_only() -> None:
     assert lower_tp[1] < tiered_f_interval(w, lab, pred, 0.0, 0.05)[1]
 
 
+def test_a_covariance_not_positive_definite_by_rounding_keeps_its_variances(monkeypatch) -> None:
+    w = np.r_[np.full(80, 10.0), np.full(200, 20.0), np.full(20, 400.0)]
+    lab = np.r_[np.ones(80), np.zeros(200), 1.0, np.zeros(19)]
+    pred = np.r_[np.ones(80), np.zeros(220)]
+    before = tiered_f_interval(w, lab, pred, 0.0, 0.05)
+
+    def fail(*_: object) -> None:
+        raise np.linalg.LinAlgError("not positive definite")
+    monkeypatch.setattr(np.linalg, "cholesky", fail)
+    assert tiered_f_interval(w, lab, pred, 0.0, 0.05) == pytest.approx(before, abs=1e-6)
+
+
 def _runs(reps: int, world_seed: int, seed: int, budget: int = 2000):
     """Importance draws (the design's own q from logistic(score)) until ``budget`` distinct
     items, as assay.evaluate takes them; yields (sample, labels, predictions, truth)."""
