@@ -79,14 +79,12 @@ def neighbour_allowance(sample: StratifiedSample, labels: np.ndarray,
     >>> round(neighbour_allowance(s, lab, pred), 1)   # stratum 2: 0 of 40, next to 3 of 100
     17.8
     """
-    sizes = np.asarray(sample.sizes, dtype=np.float64)
-    n_h = sample.counts().astype(np.float64)
     n_c, k_c, unseen = cell_counts(sample, (np.asarray(labels) > 0).astype(np.float64),
                                    np.asarray(predictions) <= 0)
     have = np.flatnonzero(n_c > 0)
     rate = np.divide(k_c, n_c, out=np.zeros_like(n_c), where=n_c > 0)
     lam = 0.0
-    for h in np.flatnonzero((n_h > 0) & (n_h < sizes) & (n_c > 0) & (k_c == 0)):
+    for h in np.flatnonzero(sample.partial() & (n_c > 0) & (k_c == 0)):
         at = int(np.searchsorted(have, h))          # have[at] == h
         near = [have[i] for i in (at - 1, at + 1) if 0 <= i < have.size]
         rho = max((rate[g] for g in near), default=0.0)
