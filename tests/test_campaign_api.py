@@ -176,7 +176,8 @@ def test_a_panel_undo_cannot_drop_a_sampled_item(tmp_path):
     assert [d.index for d in again.collected.draws] == [d.index for d in camp.collected.draws]
 
 
-@pytest.mark.parametrize("design", ["auto", "stratified", "importance", "oasis", "passive"])
+@pytest.mark.parametrize("design", [pytest.param("auto", marks=pytest.mark.slow), "stratified",
+                                    "importance", "oasis", "passive"])
 def test_a_run_without_history_has_the_same_draws_and_estimates(design):
     """evaluate(history=False) skips the estimates at the checkpoints, nothing else."""
     import assay

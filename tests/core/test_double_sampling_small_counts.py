@@ -68,6 +68,7 @@ def test_no_zero_width_unless_census():
     assert (again.ci_low, again.ci_high) == (jef.ci_low, jef.ci_high)
 
 
+@pytest.mark.slow
 def test_few_disagreements_keep_coverage():
     """Run A returns two strata assessed in full (80 and 150 documents, relevance .85 / .5);
     the bottom stratum (4,000, relevance 2%) is sampled 300. FP 2%, FN 4%: 6 adjudications

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from assay.core.totals import WithReplacementSample
 
@@ -38,6 +39,7 @@ def _run(rng: np.random.Generator, stratum: np.ndarray, value: np.ndarray
     return WithReplacementSample(q, stratum[items], items, np.full(3, 20), ordered=True)
 
 
+@pytest.mark.slow
 def test_unbiased_with_a_calibrated_variance_under_an_adaptive_rule():
     stratum, value = _pool()
     rng = np.random.default_rng(5)

@@ -268,7 +268,7 @@ def test_model_doctests_and_sentences():
     assert [(m.start, m.end) for m in got] == [(0, 3), (8, 11)]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_k_annotators_finishing_at_once(tmp_path, request, backend):
     """Two annotators (k = 2) finish one document at the same moment: the document's truth is
     recorded once, from both (SQLite: IMMEDIATE transactions; PostgreSQL: the advisory lock)."""
