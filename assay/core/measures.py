@@ -29,7 +29,8 @@ import numpy as np
 from assay.core.intervals import component_ratio_interval, counts_overstated, ratio_interval
 from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
                                     moving_counts)
-from assay.core.stratified_counts import sparse_false_negative_interval
+from assay.core.stratified_counts import (sparse_false_negative_interval,
+                                          sparse_false_positive_interval)
 from assay.core.totals import (Sample, StratifiedSample, WithReplacementSample,
                                unseen_positive_bound)
 from assay.core.unseen_cells import unseen_cell_variance
@@ -119,7 +120,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     :func:`assay.core.stratified_counts.sparse_false_negative_interval` instead (method
     ``counts``: gamma bounds on the few seen, and an allowance for those a stratum's
     neighbours suggest it hides; the ``non_monotone`` world at 2,000 labels, recall 0.915 →
-    0.975 over 200 runs, narrower where the failures are few elsewhere). Where importance
+    0.975 over 200 runs, narrower where the failures are few elsewhere); the partial strata's
+    false positives, where few (none included), are counted the same way rather than sending
+    F_α back to Clopper–Pearson, and precision with ten or more effective true positives there
+    takes that interval too (:func:`assay.core.stratified_counts.
+    sparse_false_positive_interval`; session 24: dblp_acm at 1,000 labels). Where importance
     draws' delta interval holds by the counts but their false negatives' total is skewed (a few
     draws of heavy weight carry it: k₃ < 10), the interval is
     :func:`assay.core.weight_tiers.tiered_f_interval` (method ``tiers``: gamma bounds on the
@@ -232,11 +237,13 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             if skewed is not None:
                 lo, hi = min(skewed[0], float(r[j])), max(skewed[1], float(r[j]))
                 method = "tiers"
-        if method == "exact" and isinstance(sample, StratifiedSample) and alpha < 1.0:
-            # few false negatives in partial strata: their gamma bounds, not Clopper–Pearson's
-            # binomial at n* (assay.core.stratified_counts)
-            seen_few = sparse_false_negative_interval(sample, ell, yhat[:, j], alpha,
-                                                      confidence)
+        if method == "exact" and isinstance(sample, StratifiedSample):
+            # few false negatives (or, for precision, false positives) in partial strata:
+            # their gamma bounds, not Clopper–Pearson's binomial at n*
+            # (assay.core.stratified_counts)
+            seen_few = (sparse_false_negative_interval(sample, ell, yhat[:, j], alpha,
+                                                       confidence) if alpha < 1.0 else
+                        sparse_false_positive_interval(sample, ell, yhat[:, j], confidence))
             if seen_few is not None:
                 lo, hi = min(seen_few[0], float(r[j])), max(seen_few[1], float(r[j]))
                 method = "counts"
@@ -266,11 +273,17 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                           "numerator; the false negatives are a few heavily weighted draws, so "
                           "their total is skewed: exact Poisson bounds on the sparse weight "
                           "tiers, in gamma form, the rest normal")
+        elif method == "counts" and alpha == 1.0:
+            exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
+                          "numerator, few false positives among the predicted positives of "
+                          "strata labelled in part (exact Poisson bounds on them, in gamma "
+                          "form; one where none was seen)")
         elif method == "counts":
             exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
-                          "numerator, few false negatives in strata labelled in part (exact "
-                          "Poisson bounds on them, in gamma form) and those a stratum that "
-                          "showed none may hold where its neighbours show some")
+                          "numerator, few false negatives (and false positives) in strata "
+                          "labelled in part (exact Poisson bounds on them, in gamma form) and "
+                          "those a stratum that showed none may hold where its neighbours show "
+                          "some")
         else:
             exact_note = ""
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
