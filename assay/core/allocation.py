@@ -16,7 +16,8 @@ Three policies, because they are different allocations (not spellings of one):
   stratum); the adjudication allocation of double sampling uses the same routine.
 
 :class:`StratumModel` gives the per-stratum residual variances from which Neyman weights are
-formed under a model of the match rates.
+formed under a model of the match rates; :func:`neyman_weights` forms them from a prior's
+per-stratum sums (seed 002, eq. 5), :func:`residual_sd` per item.
 
 >>> import numpy as np
 >>> StratumModel(np.array([0.5]), np.array([0.25]), np.array([1.0])).residual_variance(
@@ -295,6 +296,51 @@ def floored_allocation(budget: int, sizes: np.ndarray, weights: np.ndarray, matc
     return bounded_allocation(best, budget, low, sizes)
 
 
+def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
+                f_guess: float) -> np.ndarray:
+    """Per-item √E[e²] of the linearised residual e = y − F x under P(ℓ=1) = prior.
+
+    For ŷ = 1, e = 1 − F with probability π and −αF otherwise, so E[e²] = π(1−F)² + (1−π)α²F²;
+    for ŷ = 0, e = −(1−α)F ℓ, so E[e²] = (1−α)²F²π. The square root is the bracket of seed 002,
+    eq. 5 (Sawade et al. 2010).
+    """
+    p = np.clip(prior, 0.0, 1.0)
+    pos = np.sqrt(alpha**2 * f_guess**2 * (1.0 - p) + (1.0 - f_guess) ** 2 * p)
+    neg = (1.0 - alpha) * f_guess * np.sqrt(p)
+    return np.where(predictions == 1, pos, neg)
+
+
+def initial_f_guess(prior: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
+    """F̂_α(0) of seed 002, Algorithm 2 line 10, at item level."""
+    tp = float(np.sum(prior * predictions))
+    den = alpha * float(np.sum(predictions)) + (1.0 - alpha) * float(np.sum(prior))
+    return tp / den if den > 0 else 0.5
+
+
+def neyman_weights(sizes: np.ndarray, positives: np.ndarray, s1: np.ndarray, s0: np.ndarray,
+                   alpha: float) -> np.ndarray:
+    """N_h·S_h, the Neyman weights of seed 002 eq. 5 (Sawade et al. 2010), from per-stratum
+    sums only: N_h, predicted positives P_h, and Σ p over predicted positives (s1) and
+    negatives (s0), p the prior. Given ŷ, E[e] and E[e²] of :func:`residual_sd` are linear
+    in p, so their stratum sums are: ŷ=1, E[e] = s1(1−F) − (P_h − s1)αF and
+    E[e²] = α²F²(P_h − s1) + (1−F)²s1; ŷ=0, E[e] = −(1−α)F·s0 and E[e²] = (1−α)²F²·s0, with
+    F = Σs1 / (αΣP + (1−α)Σ(s1 + s0)) (:func:`initial_f_guess`). An engine gives the sums in
+    one pass (:meth:`assay.engines.base.Engine.segment_prior_sums`).
+
+    >>> neyman_weights(np.array([2, 2]), np.array([1, 0]), np.array([0.5, 0.0]),
+    ...                np.array([0.0, 0.0]), 0.5).round(3).tolist()
+    [0.471, 0.0]
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    pp = np.asarray(positives, dtype=np.float64)
+    den = alpha * pp.sum() + (1.0 - alpha) * (s1.sum() + s0.sum())
+    f = float(s1.sum() / den) if den > 0 else 0.5
+    mean_e = s1 * (1 - f) - (pp - s1) * alpha * f - (1 - alpha) * f * s0
+    sq = alpha**2 * f**2 * (pp - s1) + (1 - f) ** 2 * s1 + (1 - alpha) ** 2 * f**2 * s0
+    m1, m2 = mean_e / sizes, sq / sizes
+    return sizes * np.sqrt(np.maximum(m2 - m1**2, 0.0))
+
+
 def _anticipated_variance(n: np.ndarray, sizes: np.ndarray, w: np.ndarray) -> float:
     """Σ_h w_h²(1/n_h − 1/N_h) over the strata with n_h > 0: the variance of a stratified
     estimator under the allocation n, up to a constant, if S_h = w_h/N_h.
@@ -335,4 +381,4 @@ def _water_level(budget: int, weights: np.ndarray, low: np.ndarray, high: np.nda
 
 __all__ = ["DETECT_MISS", "DETECT_SHARE", "FLOOR_COST", "MIN_PER_STRATUM", "StratumModel",
            "allocate", "allocate_by_rule", "bounded_allocation", "detection_floor",
-           "floored_allocation"]
+           "floored_allocation", "initial_f_guess", "neyman_weights", "residual_sd"]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from assay.designs.base import Design, Draw
-from assay.designs.stratified import initial_f_guess, residual_sd
+from assay.core.allocation import initial_f_guess, residual_sd
 from assay.core.types import Kind
 
 _CHUNK = 4096

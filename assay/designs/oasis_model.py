@@ -261,7 +261,7 @@ def detection_shares(budget: int, sizes: np.ndarray, positives: np.ndarray, s1: 
     """φ_k: the share of draws that OASIS's detection floors give stratum k whatever its
     labels say (issue 11), from per-stratum sums only (N_k, predicted positives, Σ prior over
     predicted positives ``s1`` and negatives ``s0``, as
-    :func:`assay.designs.stratified.neyman_weights`).
+    :func:`assay.core.allocation.neyman_weights`).
 
     The floors are the stratified design's (:func:`assay.core.allocation.floored_allocation`
     for a budget of ``budget`` labels): from the top of the ranking down, while the
@@ -277,7 +277,7 @@ def detection_shares(budget: int, sizes: np.ndarray, positives: np.ndarray, s1: 
     ...                  0.0).round(3).tolist()
     [0.122, 0.14, 0.0, 0.0]
     """
-    from assay.designs.stratified import neyman_weights
+    from assay.core.allocation import neyman_weights
     sizes = np.asarray(sizes, dtype=np.int64)
     pp = np.asarray(positives, dtype=np.float64)
     budget = int(min(budget, int(sizes.sum())))

@@ -172,7 +172,7 @@ class Engine(ABC):
                            ) -> tuple[np.ndarray, np.ndarray]:
         """Per stratum, Σ p over predicted positives and Σ p over predicted negatives, p the
         prior P(label = 1): the column ``probability`` clipped to [0, 1], else the logistic of
-        the score (what a Neyman allocation needs, :func:`assay.designs.stratified.
+        the score (what a Neyman allocation needs, :func:`assay.core.allocation.
         neyman_weights`)."""
 
     @abstractmethod
@@ -180,7 +180,7 @@ class Engine(ABC):
                            probability: str | None = None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per bin of :meth:`score_histogram` (``bins`` bins, ascending score): items, Σ and
-        max of the residual SD √E[e²] of :func:`assay.designs.stratified.residual_sd` at
+        max of the residual SD √E[e²] of :func:`assay.core.allocation.residual_sd` at
         F_α guess ``f`` (the importance design's q*, seed 002 eq. 5), and the bin edges."""
 
     @abstractmethod

@@ -155,7 +155,7 @@ class MemoryEngine(Engine):
     def bin_residual_stats(self, bins: int, alpha: float, f: float,
                            probability: str | None = None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        from assay.designs.stratified import residual_sd
+        from assay.core.allocation import residual_sd
         counts, edges = self.score_histogram(bins)
         m = int(bins)
         b = np.clip(np.searchsorted(edges, self.score, side="right") - 1, 0, m - 1)
