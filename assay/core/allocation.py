@@ -303,6 +303,9 @@ def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
     For ŷ = 1, e = 1 − F with probability π and −αF otherwise, so E[e²] = π(1−F)² + (1−π)α²F²;
     for ŷ = 0, e = −(1−α)F ℓ, so E[e²] = (1−α)²F²π. The square root is the bracket of seed 002,
     eq. 5 (Sawade et al. 2010).
+
+    >>> residual_sd(np.array([0.5, 0.5]), np.array([1, 0]), 0.5, 0.5).round(4).tolist()
+    [0.3953, 0.1768]
     """
     p = np.clip(prior, 0.0, 1.0)
     pos = np.sqrt(alpha**2 * f_guess**2 * (1.0 - p) + (1.0 - f_guess) ** 2 * p)
@@ -311,7 +314,11 @@ def residual_sd(prior: np.ndarray, predictions: np.ndarray, alpha: float,
 
 
 def initial_f_guess(prior: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
-    """F̂_α(0) of seed 002, Algorithm 2 line 10, at item level."""
+    """F̂_α(0) of seed 002, Algorithm 2 line 10, at item level.
+
+    >>> initial_f_guess(np.array([0.9, 0.1]), np.array([1, 0]), 0.5)
+    0.9
+    """
     tp = float(np.sum(prior * predictions))
     den = alpha * float(np.sum(predictions)) + (1.0 - alpha) * float(np.sum(prior))
     return tp / den if den > 0 else 0.5
