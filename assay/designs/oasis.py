@@ -135,14 +135,11 @@ the stratified design's:
   what carries over is that only unlabelled items can hide failures not yet seen, so the
   rule errs on the wide side. Every stratum labelled in full is a census (exact).
 
-Measured (``bench/out/oasis_floors2_s13.md``; a first version, floors held all run:
-``oasis_floors_s13.md`` and ``oasis_floors_s13_table.md``; the 30 cells of
-``bench/adversarial.py``, 200 repetitions, seeds 1000–1199): see BENCHMARKS.md, "Session
-13". ``floors=False`` gives session 12's design (a run stored before the setting existed
-replays so).
-
-``cross_fit=False`` (the default) keeps the estimate of the draws (Raj's ordered ratio);
-``cross_fit=False, defensive=0, floors=False`` is the published algorithm.
+Measured: BENCHMARKS.md, "Session 13" (``bench/out/oasis_floors2_s13.md``, the 30 cells of
+``bench/adversarial.py`` × 200 runs). ``floors=False`` gives session 12's design (a run stored
+before the setting existed replays so). ``cross_fit=False`` (the default) keeps the estimate
+of the draws (Raj's ordered ratio); ``cross_fit=False, defensive=0, floors=False`` is the
+published algorithm.
 """
 from __future__ import annotations
 
