@@ -188,3 +188,8 @@ def test_the_independently_recorded_v0_store_migrates_and_resumes(tmp_path, er_f
     res = evaluate(df.drop(columns="label"), oracle, budget=120, seed=5, store=str(dst),
                    dataset="restaurant")
     assert oracle.asked == [] and res.new_labels == 0 and res.labels_used == 120
+    # … and by its run id: release 0.1.0 stored its design's params (budget, n_strata,
+    # pool_size beside the settings), which the settings set aside
+    oracle = Counting(truth, "gold")
+    res = evaluate(df.drop(columns="label"), oracle, budget=120, store=str(dst), run=1)
+    assert oracle.asked == [] and res.new_labels == 0 and res.labels_used == 120

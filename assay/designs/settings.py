@@ -182,9 +182,19 @@ def _klass(design: str) -> type[DesignSettings]:
     return SETTINGS[design]
 
 
+_RUN_FACTS = {"budget", "pool_size", "n_strata"}
+
+
 def settings_from_dict(data: dict[str, Any], design: str | None = None) -> DesignSettings:
     """Settings from ``to_dict()`` output (the ``design`` key, or ``design``); an unknown key
-    is an error naming it."""
+    is an error naming it. A run stored by release 0.1.0 saved its design's params instead:
+    their budget, ``n_strata`` (where not a setting) and ``pool_size`` are set aside.
+
+    >>> s = settings_from_dict({"design": "auto", "budget": 120, "first": 8, "n_strata": 15,
+    ...                         "pool_size": 149747})
+    >>> s.first, s.tail_sd
+    (8, 0.0)
+    """
     data = dict(data)
     klass = _klass(str(data.pop("design", design)))
     if klass is AutoSettings:
@@ -193,6 +203,8 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
         data.setdefault("floors", False)    # … and one stored before the detection floors
         data.setdefault("by_prediction", False)     # … or before the split by prediction
     known = {f.name for f in fields(klass)}
+    for key in _RUN_FACTS - known:      # a run stored by release 0.1.0 saved its design's
+        data.pop(key, None)             # params: the budget and sizes beside the settings
     for key in data:
         if key not in known:
             raise AssayInputError(f"{klass.name} settings", f"unknown setting {key!r}",
