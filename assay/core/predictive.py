@@ -191,17 +191,15 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
     tp_hat = fn_hat = 0.0
     tps, fns = [], []
     tps_f, fns_f = [], []
-    chk1 = checked_cells(counts.tp, counts.lab1, u1, CHECKED) if CHECKED else None
-    j0 = (np.where(checked_cells(counts.fn, counts.lab0, u0, CHECKED), J, below_a_match(counts))
-          if CHECKED else None)     # the floor's pseudo-count per predicted-negative cell
-    chk0 = None if j0 is None else j0 > 0
+    # the labels' floor: each cell's least match pseudo-count beyond its k (0: none)
+    j1 = np.where(checked_cells(counts.tp, counts.lab1, u1, CHECKED), J, 0.0)
+    j0 = np.where(checked_cells(counts.fn, counts.lab0, u0, CHECKED), J, below_a_match(counts))
 
-    def floored(ab: tuple[np.ndarray, np.ndarray], chk: np.ndarray, k: np.ndarray,
-                j: float | np.ndarray = J) -> tuple[np.ndarray, np.ndarray]:
-        """The labels' floor: a checked cell's match pseudo-count is at least Jeffreys' (or
-        ``j``, per cell)."""
+    def floored(ab: tuple[np.ndarray, np.ndarray], j: np.ndarray, k: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The labels' floor: a floored cell's match pseudo-count is at least k + j."""
         a, b = ab
-        return np.where(chk, np.maximum(a, k + j), a), b
+        return np.where(j > 0, np.maximum(a, k + j), a), b
     for k, (model, w) in enumerate(models):
         m1_hat, m0_hat = (m[0] for m in cell_rates(model.theta, grid, model))
         a1, b1 = posterior(m1_hat, c1, counts.tp, counts.lab1)
@@ -220,8 +218,8 @@ def predictive_f_measure(counts: StratumCounts, cal: RankCalibration | Sequence[
         tps.append(tp_seen + rng.binomial(u1[None, :], p1).sum(axis=1))
         fns.append(fn_seen + rng.binomial(u0[None, :], p0).sum(axis=1))
         if CHECKED:
-            q1 = rng_f.beta(*floored(ab1, chk1, counts.tp))
-            q0 = rng_f.beta(*floored(ab0, chk0, counts.fn, j0))
+            q1 = rng_f.beta(*floored(ab1, j1, counts.tp))
+            q0 = rng_f.beta(*floored(ab0, j0, counts.fn))
             tps_f.append(tp_seen + rng_f.binomial(u1[None, :], q1).sum(axis=1))
             fns_f.append(fn_seen + rng_f.binomial(u0[None, :], q0).sum(axis=1))
     est = float(f(np.array(tp_hat), np.array(fn_hat)))

@@ -139,10 +139,9 @@ def sparse_false_positive_interval(sample: StratifiedSample, labels: np.ndarray,
     tp, fp = ell * yhat, (1.0 - ell) * yhat
     if not np.any(yhat[partial] > 0) or tp.sum() < MIN_NORMAL_COUNT:
         return None
-    c1 = float((w * tp)[partial].sum())
-    if c1 <= 0 or c1 * c1 < MIN_NORMAL_COUNT * float((w * w * free * tp)[partial].sum()):
+    if not _normal(*_moments(w, free, tp, partial)):
         return None
-    if _false_positive_events(w, free, fp, partial) > 0.0:
+    if _moments(w, free, fp, partial)[0] > 0.0:
         return None                   # false positives seen: Clopper–Pearson or the delta rule
     few_fp = (float(fp[census].sum()), 0.0, unseen_false_positives(free, yhat, partial))
     (t_tp,), (v_tp,) = sample.total(tp[:, None])
@@ -172,13 +171,17 @@ def unseen_false_positives(free: np.ndarray, yhat: np.ndarray, partial: np.ndarr
     return float(np.max(1.0 / -np.log(free[heavy])))
 
 
-def _false_positive_events(w: np.ndarray, free: np.ndarray, fp: np.ndarray,
-                           partial: np.ndarray) -> float:
-    """Kish's effective count of the false positives drawn in partially labelled strata, with
-    the finite-population correction (0 where none was)."""
-    s1 = float((w * fp)[partial].sum())
-    s2 = float((w * w * free * fp)[partial].sum())
-    return s1 * s1 / s2 if s1 > 0.0 and s2 > 0.0 else 0.0
+def _moments(w: np.ndarray, free: np.ndarray, c: np.ndarray, partial: np.ndarray
+             ) -> tuple[float, float]:
+    """Σw·c and Σw²(1 − f)·c over the draws of partially labelled strata: a count's total and
+    its variance with the finite-population correction, whence Kish's effective number of
+    events k* = s₁²/s₂ and their weight w* = s₂/s₁ (module docstring)."""
+    return float((w * c)[partial].sum()), float((w * w * free * c)[partial].sum())
+
+
+def _normal(s1: float, s2: float) -> bool:
+    """Ten effective events or more (k* ≥ :data:`MIN_NORMAL_COUNT`): the normal reading holds."""
+    return s1 > 0 and s1 * s1 >= MIN_NORMAL_COUNT * s2
 
 
 def sparse_false_negative_interval(sample: StratifiedSample, labels: np.ndarray,
@@ -206,8 +209,7 @@ def sparse_false_negative_interval(sample: StratifiedSample, labels: np.ndarray,
     yhat = (np.asarray(predictions) > 0).astype(np.float64)
     w, free, partial, census = _draw_parts(sample)
     fn = ell * (1.0 - yhat)
-    s1 = float((w * fn)[partial].sum())
-    s2 = float((w * w * free * fn)[partial].sum())
+    s1, s2 = _moments(w, free, fn, partial)
     if s1 <= 0.0 or s2 <= 0.0:
         return None
     k_star, w_star = s1 * s1 / s2, s2 / s1
@@ -218,18 +220,16 @@ def sparse_false_negative_interval(sample: StratifiedSample, labels: np.ndarray,
         return None
     few_fp = None
     if np.any(yhat[partial] > 0):     # predicted positives labelled in part: TP̂ normal, …
-        c1 = float((w * tp)[partial].sum())
-        if c1 * c1 < MIN_NORMAL_COUNT * float((w * w * free * tp)[partial].sum()) or c1 <= 0:
+        if not _normal(*_moments(w, free, tp, partial)):
             return None
-        k_fp = _false_positive_events(w, free, fp, partial) if alpha > 0.0 else math.inf
-        if k_fp == 0.0:               # … FP̂ normal, or none seen (unseen_false_positives)
+        f1, f2 = _moments(w, free, fp, partial) if alpha > 0.0 else (math.inf, 0.0)
+        if f1 <= 0.0:                 # … FP̂ normal, or none seen (unseen_false_positives)
             few_fp = (float(fp[census].sum()), 0.0, unseen_false_positives(free, yhat, partial))
-        elif k_fp < MIN_NORMAL_COUNT:
+        elif not _normal(f1, f2):
             return None
     (t_tp, t_fp, _), (v_tp, v_fp, v_sum) = sample.total(np.stack([tp, fp, tp + fp], axis=1))
-    cov = (float(v_tp), 0.5 * float(v_sum - v_tp - v_fp), float(v_fp))
-    if few_fp is not None:
-        cov = (float(v_tp), 0.0, 0.0)
+    cov = ((float(v_tp), 0.5 * float(v_sum - v_tp - v_fp), float(v_fp)) if few_fp is None
+           else (float(v_tp), 0.0, 0.0))
     fixed = float(fn[census].sum())
     lam = neighbour_allowance(sample, ell, yhat)
     a = 1.0 - confidence
