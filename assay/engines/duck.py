@@ -140,7 +140,7 @@ class DuckDBEngine(DuckQuantiles, BinRanks, PriorSums, Engine):
             f"sum({h1}), sum({h2}) FILTER (WHERE __r = 1) "
             f"FROM (SELECT *, {raw} AS __r FROM (SELECT *, CAST({quote(self.score_col)} AS DOUBLE)"
             f" AS __s, {self._key} AS __k FROM {self._from}))", what="validate and fingerprint"
-        ).fetchone()
+        ).fetchall()[0]      # fetchone() leaves the result open: DuckDB 2 then refuses register()
         n, n_score, n_bad, lo, hi, bad_pred, pos, null_ids, s1, s2 = row
         col = self.score_col
         if n == 0:

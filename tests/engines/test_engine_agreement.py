@@ -177,3 +177,15 @@ def test_prefix_retries_a_stratum_its_prefilter_starved(engines, monkeypatch):
     got = duck.stratum_prefix(edges, k, 3)
     pd.testing.assert_frame_equal(got, mem.stratum_prefix(edges, k, 3))
     assert len(calls) == 2
+
+
+def test_fetch_after_describe_on_a_fresh_engine(tmp_path):
+    """Describing a pool leaves no result open on the connection: DuckDB 2 refuses to register
+    the wanted ids while one is (the fetch failed whenever the test order put it first)."""
+    path = tmp_path / "p.parquet"
+    df = _pool("flat", 500, seed=2)
+    df.to_parquet(path)
+    duck = DuckDBEngine(str(path))
+    assert duck.describe().rows == 500
+    got = duck.fetch(df[["id"]].iloc[[3, 1]])
+    assert got["id"].tolist() == df["id"].iloc[[3, 1]].tolist()
