@@ -1,0 +1,54 @@
+"""Per-run dissection of `auto` on a generated world (issue 11): for each run, the recall
+estimate and interval, and per geometric stratum the labels taken, the matches they saw and the
+matches it holds; JSON out, coverage printed.
+
+    [ASSAY_WORLD=non_monotone] [ASSAY_SRC=path/to/checkout] python bench/auto_dissect.py BUDGET
+        FIRST_WORLD_SEED N_WORLDS OUT.json [{"o": {"explore": 0.1}}]
+
+World seeds FIRST_WORLD_SEED … + N_WORLDS − 1, 10 runs each (run r: seed 1000 + r), as
+`ASSAY_WSEED` in bench/auto_cells.py.
+"""
+import os, sys, json
+import numpy as np
+from concurrent.futures import ProcessPoolExecutor
+sys.path.insert(0, os.environ.get("ASSAY_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
+from assay.worlds import WORLDS
+from assay.simulation import collect_known, estimate_all, build_design, MEASURES
+from assay.core.strata import _descending_order
+
+def one(args):
+    wseed, g, budget, opts = args
+    for k, v in opts.get("env", {}).items(): os.environ[k] = v
+    f = WORLDS[os.environ.get("ASSAY_WORLD", "non_monotone")](np.random.default_rng(wseed)).frame
+    y, pred, score = f["label"].to_numpy(), f["prediction"].to_numpy(), f["score"].to_numpy()
+    order = _descending_order(score)
+    out = []
+    for r in g:
+        rng = np.random.default_rng(1000 + r)
+        des = build_design("auto", n=len(y), predictions=pred, score=score, prior=None, budget=budget,
+                           rng=rng, alpha=0.5, options={"precomputed_order": order, **opts.get("o", {})})
+        col = collect_known(des, y, budget)
+        res = estimate_all(des, col, pred, 0.95, MEASURES, "auto", bounds=False, prior=None)
+        e = res["recall"]
+        b = des.strata.bounds
+        ys = y[order]
+        true_h = np.add.reduceat(ys, b[:-1])
+        seen = np.zeros(len(b) - 1); nl = np.zeros(len(b) - 1)
+        for pos, lab in des._labels.items():
+            h = np.searchsorted(b, pos, side="right") - 1
+            nl[h] += 1; seen[h] += lab
+        tp = (y * pred).sum(); truth = tp / y.sum()
+        out.append(dict(w=wseed, r=r, truth=truth, est=e.estimate, lo=e.ci_low, hi=e.ci_high,
+                        n=nl.tolist(), seen=seen.tolist(), true=true_h.tolist(), size=np.diff(b).tolist(),
+                        primary=getattr(e, "method", None)))
+    return out
+
+if __name__ == "__main__":
+    budget = int(sys.argv[1]); w0 = int(sys.argv[2]); nw = int(sys.argv[3]); out = sys.argv[4]
+    opts = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+    jobs = [(w0 + i, range(i * 10, i * 10 + 10), budget, opts) for i in range(nw)]
+    with ProcessPoolExecutor(2) as ex:
+        rows = [x for o in ex.map(one, jobs) for x in o]
+    json.dump(rows, open(out, "w"))
+    cov = np.mean([(r["lo"] <= r["truth"] <= r["hi"]) for r in rows])
+    print("cov", cov, "n", len(rows))
