@@ -179,6 +179,23 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
                               expected="'fail', 'keep' or 'replace'")
     pool = load_pool(pool, id_columns=id_columns)
     st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
+    try:
+        return _evaluate_on(st, pool, labels, design, budget, seed, confidence, dataset,
+                            annotator, options, alpha, interval, progress, on_conflict,
+                            settings, run, history)
+    finally:
+        if st is not None and st is not store:     # a store opened here from its URL:
+            st.close()                              # its connections go back at once
+
+
+def _evaluate_on(st: LabelStore | None, pool: Pool, labels: Any, design: str | None,
+                 budget: int, seed: int, confidence: float, dataset: str | None,
+                 annotator: str | None, options: dict[str, Any] | None, alpha: float,
+                 interval: str,
+                 progress: Callable[[int, int, dict[str, Estimate]], None] | None,
+                 on_conflict: str, settings: DesignSettings | None, run: int | None,
+                 history: bool) -> EvaluationResult:
+    """:func:`evaluate` on a loaded pool and an open store (or none)."""
     if run is not None:
         if st is None:
             raise AssayInputError("--run", str(run), expected="a --store holding the run")

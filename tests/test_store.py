@@ -91,6 +91,24 @@ def test_labels_reused_across_designs_and_systems(small_pool, tmp_path):
     assert res.new_labels == len(b.asked)
 
 
+def test_a_store_opened_from_its_url_is_closed(small_pool, tmp_path, monkeypatch):
+    """evaluate(store=URL) gives the store's connections back when it returns (eight processes
+    on one PostgreSQL store ran out of connection slots while stores they had opened lingered);
+    a store passed in as an object stays open: its caller owns it."""
+    df, truth = small_pool
+    closed = []
+    monkeypatch.setattr(LabelStore, "close", lambda self: closed.append(self))
+    evaluate(df, truth, design="passive", budget=20, seed=1, store=str(tmp_path / "a.db"))
+    assert len(closed) == 1
+    mine = LabelStore(str(tmp_path / "b.db"))
+    evaluate(df, truth, design="passive", budget=20, seed=1, store=mine)
+    assert len(closed) == 1
+    with pytest.raises(Exception):
+        evaluate(df, lambda key: 2, design="passive", budget=20, seed=1,
+                 store=str(tmp_path / "c.db"))
+    assert len(closed) == 2                # closed on the way out of an error too
+
+
 def test_undo_removes_label(small_pool, tmp_path):
     from assay.labels.sources import UNDO
     df, truth = small_pool
