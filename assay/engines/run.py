@@ -185,54 +185,58 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     sampler = des.sampler                                   # type: ignore[attr-defined]
     gold = GoldLabels(labels, list(info.id_columns), annotator)
     st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
-    dataset = dataset or Path(info.source).stem.replace("*", "_")[:200]
-    known: dict[str, int] = {}
-    if st is not None:
-        st.claim_dataset(dataset, list(info.id_columns))
-        known = st.labels(dataset, annotator)
-    values: dict[int, int] = {}                     # row of sampler.items -> gold label
-    draws: list[Draw] = []
-    draw_labels: list[int] = []
-    new = reused = 0
-    target = min(int(budget), info.rows)
-    from assay.evaluation import IMPORTANCE_NOTE, Checkpoints, _with_note
-    marks = Checkpoints(target, history, target, progress)
-    labelled: dict[int, int] = {}
-    while len(labelled) < target and not des.exhausted() and \
-            len(draws) < MAX_DRAWS_PER_LABEL * target:
-        d = des.draw()
-        key = sampler.key(d.index)
-        if d.index in labelled:                     # a repeat draw (with replacement): free
-            v = labelled[d.index]
-        elif key in known:
-            v, reused = int(known[key]), reused + 1
-        else:
-            if d.index not in values:       # labels of the items fetched since (a function
-                items = sampler.items       # of the key: of the items planned, auto)
-                plan = getattr(des, "pending_rows", None) if callable(labels) else None
-                rows = [i for i in (plan() if plan else range(len(items))) if i not in values]
-                rows += [] if d.index in rows else [d.index]
-                got = gold.values(items.iloc[rows], [sampler.key(i) for i in rows])
-                values.update(zip(rows, got.tolist()))
-            v = int(values[d.index])
-            if v not in (0, 1):
-                raise AssayInputError(str(labels if isinstance(labels, (str, Path))
-                                          else "<labels>"), f"no label for item {key!r}",
-                                      expected="a label for every item the design draws")
-            new += 1
-            if st is not None:
-                st.record(dataset, [Judgment(key, annotator, v)])
-        draws.append(d)
-        draw_labels.append(v)
-        des.update(d, v)    # every draw, repeats too (OASIS counts draws), as a Campaign does
-        if d.index in labelled:
-            continue
-        labelled[d.index] = v
-        n = len(labelled)
-        if marks.wants(n):
-            marks.record(n, len(draws), engine_estimates(
-                des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
-                info.positives, confidence, bounds=False))
+    try:
+        dataset = dataset or Path(info.source).stem.replace("*", "_")[:200]
+        known: dict[str, int] = {}
+        if st is not None:
+            st.claim_dataset(dataset, list(info.id_columns))
+            known = st.labels(dataset, annotator)
+        values: dict[int, int] = {}                     # row of sampler.items -> gold label
+        draws: list[Draw] = []
+        draw_labels: list[int] = []
+        new = reused = 0
+        target = min(int(budget), info.rows)
+        from assay.evaluation import IMPORTANCE_NOTE, Checkpoints, _with_note
+        marks = Checkpoints(target, history, target, progress)
+        labelled: dict[int, int] = {}
+        while len(labelled) < target and not des.exhausted() and \
+                len(draws) < MAX_DRAWS_PER_LABEL * target:
+            d = des.draw()
+            key = sampler.key(d.index)
+            if d.index in labelled:                     # a repeat draw (with replacement): free
+                v = labelled[d.index]
+            elif key in known:
+                v, reused = int(known[key]), reused + 1
+            else:
+                if d.index not in values:       # labels of the items fetched since (a function
+                    items = sampler.items       # of the key: of the items planned, auto)
+                    plan = getattr(des, "pending_rows", None) if callable(labels) else None
+                    rows = [i for i in (plan() if plan else range(len(items))) if i not in values]
+                    rows += [] if d.index in rows else [d.index]
+                    got = gold.values(items.iloc[rows], [sampler.key(i) for i in rows])
+                    values.update(zip(rows, got.tolist()))
+                v = int(values[d.index])
+                if v not in (0, 1):
+                    raise AssayInputError(str(labels if isinstance(labels, (str, Path))
+                                              else "<labels>"), f"no label for item {key!r}",
+                                          expected="a label for every item the design draws")
+                new += 1
+                if st is not None:
+                    st.record(dataset, [Judgment(key, annotator, v)])
+            draws.append(d)
+            draw_labels.append(v)
+            des.update(d, v)    # every draw, repeats too (OASIS counts draws), as a Campaign does
+            if d.index in labelled:
+                continue
+            labelled[d.index] = v
+            n = len(labelled)
+            if marks.wants(n):
+                marks.record(n, len(draws), engine_estimates(
+                    des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
+                    info.positives, confidence, bounds=False))
+    finally:
+        if st is not None and st is not store:     # opened here from its URL
+            st.close()
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)

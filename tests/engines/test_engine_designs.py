@@ -236,3 +236,21 @@ def test_engine_oasis_learns_from_every_draw_as_in_memory(monkeypatch):
                              "oasis", 200, 5)
     assert len(res.draws) > res.labels_used == 200       # OASIS draws items again
     assert len(calls) == len(res.draws)
+
+
+def test_a_store_opened_from_its_url_is_closed(tmp_path, monkeypatch):
+    """As :func:`assay.evaluation.evaluate`: a store the engine path opened from its URL gives
+    its connections back when it returns or raises; one passed in stays open."""
+    df = _generated("int", 2000, seed=3)
+    mem, _, gold = _pair(df, tmp_path, "q")
+    closed = []
+    monkeypatch.setattr(LabelStore, "close", lambda self: closed.append(self))
+    evaluate_on_engine(mem, str(gold), "stratified", 50, 5, store=str(tmp_path / "a.db"))
+    assert len(closed) == 1
+    evaluate_on_engine(mem, str(gold), "stratified", 50, 5,
+                       store=LabelStore(str(tmp_path / "b.db")))
+    assert len(closed) == 1
+    with pytest.raises(AssayInputError, match="no label for item"):
+        evaluate_on_engine(mem, df.iloc[:10][["id", "label"]], "stratified", 50, 5,
+                           store=str(tmp_path / "c.db"))
+    assert len(closed) == 2
