@@ -22,7 +22,7 @@ from assay.designs.settings import DesignSettings, settings_from_dict, settings_
 from assay.errors import AssayInputError, LabelConflict
 from assay.formats.pool import Pool, load_pool
 from assay.labels.sources import ArrayLabels, LabelSource, Panel, label_source
-from assay.labels.store import Judgment, LabelStore
+from assay.labels.store import Judgment, LabelStore, opened_store
 
 
 @dataclass(frozen=True)
@@ -178,14 +178,10 @@ def evaluate(pool: Any, labels: Any, design: str | None = None, budget: int = 10
         raise AssayInputError("--on-conflict", repr(on_conflict),
                               expected="'fail', 'keep' or 'replace'")
     pool = load_pool(pool, id_columns=id_columns)
-    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
-    try:
+    with opened_store(store) as st:
         return _evaluate_on(st, pool, labels, design, budget, seed, confidence, dataset,
                             annotator, options, alpha, interval, progress, on_conflict,
                             settings, run, history)
-    finally:
-        if st is not None and st is not store:     # a store opened here from its URL:
-            st.close()                              # its connections go back at once
 
 
 def _evaluate_on(st: LabelStore | None, pool: Pool, labels: Any, design: str | None,

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from assay.campaign import default_dataset
+from assay.errors import AssayInputError
 from assay.evaluation import evaluate
 from assay.labels.store import LabelStore
 from assay.labels.sources import LabelSource
@@ -103,7 +104,7 @@ def test_a_store_opened_from_its_url_is_closed(small_pool, tmp_path, monkeypatch
     mine = LabelStore(str(tmp_path / "b.db"))
     evaluate(df, truth, design="passive", budget=20, seed=1, store=mine)
     assert len(closed) == 1
-    with pytest.raises(Exception):
+    with pytest.raises(AssayInputError, match="expected 0 or 1"):
         evaluate(df, lambda key: 2, design="passive", budget=20, seed=1,
                  store=str(tmp_path / "c.db"))
     assert len(closed) == 2                # closed on the way out of an error too
@@ -131,6 +132,7 @@ KILL_SCRIPT = """
 import sys, time
 import pandas as pd
 from assay.campaign import default_dataset
+from assay.errors import AssayInputError
 from assay.evaluation import evaluate
 df = pd.read_parquet(sys.argv[1])
 truth = dict(zip(df['id'], df['label']))

@@ -174,7 +174,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     function of the item key). With ``store`` (a :class:`~assay.labels.store.LabelStore` or
     its URL) labels already there for ``dataset`` and ``annotator`` are reused and new ones
     written at once. ``history`` as in :func:`assay.evaluation.evaluate`."""
-    from assay.labels.store import Judgment, LabelStore
+    from assay.labels.store import Judgment, opened_store
     if budget < 1:
         raise AssayInputError("--budget", f"{budget}", expected="a positive number of labels")
     info = engine.describe()
@@ -184,8 +184,7 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
     des = engine_design(engine, settings, budget, seed, probability)
     sampler = des.sampler                                   # type: ignore[attr-defined]
     gold = GoldLabels(labels, list(info.id_columns), annotator)
-    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
-    try:
+    with opened_store(store) as st:
         dataset = dataset or Path(info.source).stem.replace("*", "_")[:200]
         known: dict[str, int] = {}
         if st is not None:
@@ -234,9 +233,6 @@ def evaluate_on_engine(engine: Engine, labels: Any, design: str = "auto",
                 marks.record(n, len(draws), engine_estimates(
                     des, draws, draw_labels, sampler.items["prediction"].to_numpy(), info.rows,
                     info.positives, confidence, bounds=False))
-    finally:
-        if st is not None and st is not store:     # opened here from its URL
-            st.close()
     pred = sampler.items["prediction"].to_numpy()
     est = engine_estimates(des, draws, draw_labels, pred, info.rows, info.positives,
                            confidence)

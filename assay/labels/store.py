@@ -18,9 +18,10 @@ import functools
 import json
 import numbers
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
 from sqlalchemy import create_engine, delete, event, insert, select, update
@@ -417,4 +418,27 @@ class LabelStore:
         self.engine.dispose()
 
 
-__all__ = ["Judgment", "LabelStore", "Role", "Status", "StoredDraw", "StoredRun", "engine_for"]
+@contextmanager
+def opened_store(store: str | LabelStore | None) -> Iterator[LabelStore | None]:
+    """``store`` (a URL, a :class:`LabelStore` or None) as a store for a ``with`` block: one
+    opened here from its URL is closed on the way out, return or error, so its connections go
+    back at once (eight processes on one PostgreSQL store ran out of slots while such stores
+    waited for garbage collection); one passed in stays open: its caller owns it.
+
+    >>> with opened_store("sqlite://") as st:
+    ...     type(st).__name__
+    'LabelStore'
+    >>> with opened_store(None) as st:
+    ...     st is None
+    True
+    """
+    st = store if isinstance(store, LabelStore) or store is None else LabelStore(store)
+    try:
+        yield st
+    finally:
+        if st is not None and st is not store:
+            st.close()
+
+
+__all__ = ["Judgment", "LabelStore", "Role", "Status", "StoredDraw", "StoredRun", "engine_for",
+           "opened_store"]
