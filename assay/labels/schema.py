@@ -14,7 +14,7 @@ a store migrated to 2 (the version check below), so upgrade every process that o
 Version 0 (release 0.1.0) had ``labels(dataset, item, annotator, label)`` with −1 for a skip,
 ``runs`` and ``draws``. :func:`ensure_schema` creates or migrates under a lock — PostgreSQL: a
 transaction-scoped advisory lock; SQLite: ``BEGIN IMMEDIATE`` with a busy timeout (set by
-:func:`assay.labels.store.engine_for`) — so several processes may open a fresh store at once.
+:func:`assay.labels.connection.engine_for`) — so several processes may open a fresh store at once.
 Migration steps are idempotent: a step already applied is skipped by the version number (and
 the index is created only where it is missing).
 """

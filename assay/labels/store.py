@@ -14,29 +14,24 @@ migration from release 0.1.0 are in :mod:`assay.labels.schema`.
 """
 from __future__ import annotations
 
-import functools
 import json
 import numbers
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Iterable, Iterator
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import OperationalError
 
 from assay.core.vote import NO_LABEL, Tie, majority
-from assay.errors import AssayError, StoreError, redact
+from assay.errors import StoreError, redact
+from assay.labels.connection import (CLAIM_SECONDS, claim_dead, claim_token, engine_for,
+                                     retry_locked, store_errors)
 from assay.labels.schema import (NAME_LENGTH, Role, Status, datasets_table, draws_table,
                                  ensure_schema, judgments_table, now, runs_table)
-
-SQLITE_BUSY_SECONDS = 120
-CLAIM_SECONDS = 3600.0          # a pending claim older than this is taken over
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class Judgment:
@@ -81,86 +76,6 @@ class StoredRun:
     draws: list[StoredDraw]
 
 
-def engine_for(store: str | Path) -> Engine:
-    """An engine for a SQLite path or a SQLAlchemy URL.
-
-    SQLite: WAL, a busy timeout, and every transaction ``BEGIN IMMEDIATE`` (a writer waits for
-    the lock instead of failing on a lock upgrade) — what several processes on one file need.
-    """
-    text_ = str(store)
-    url = text_ if "://" in text_ else f"sqlite:///{Path(text_).expanduser()}"
-    try:
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_SECONDS}
-                               if url.startswith("sqlite") else {})
-    except Exception as exc:  # noqa: BLE001 - bad URL or missing driver: a user error
-        raise StoreError(redact(text_), f"cannot open label store: {exc}") from None
-    if engine.dialect.name == "sqlite":
-        @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_conn: Any, _rec: Any) -> None:
-            dbapi_conn.isolation_level = None      # transactions are begun below
-            cur = dbapi_conn.cursor()
-            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_SECONDS * 1000}")
-            _retry_locked(lambda: cur.execute("PRAGMA journal_mode=WAL"))
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(conn: Connection) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-    return engine
-
-
-def _retry_locked(fn: Callable[[], T], seconds: float = SQLITE_BUSY_SECONDS) -> T:
-    """``fn()``, retried while SQLite says the database is locked (switching a fresh file to WAL
-    does not always wait on the busy handler)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return fn()
-        except Exception as exc:  # noqa: BLE001 - sqlite3.OperationalError or SQLAlchemy's
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-def _store_errors(fn: Callable[..., T]) -> Callable[..., T]:
-    """Database errors become one-line :class:`StoreError` messages (passwords hidden)."""
-    @functools.wraps(fn)
-    def wrapper(self: "LabelStore", *args: Any, **kwargs: Any) -> T:
-        try:
-            return fn(self, *args, **kwargs)
-        except AssayError:
-            raise
-        except SQLAlchemyError as exc:
-            detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            raise StoreError(redact(str(self.location)), f"label store error: {detail}") from None
-    return wrapper
-
-
-def claim_token() -> str:
-    """This process's claim token: host, process id and a random suffix."""
-    import os
-    import socket
-    import uuid
-    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _claim_dead(token: str | None) -> bool:
-    """True when ``token``'s process ran on this host and is gone."""
-    import os
-    import socket
-    try:
-        host, pid, _ = str(token).rsplit(":", 2)
-        if host != socket.gethostname()[:40]:
-            return False
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (ValueError, PermissionError, OSError):
-        return False
-    return False
-
-
 def _check_name(what: str, name: str) -> None:
     if not name or len(name) > NAME_LENGTH:
         raise StoreError(f"--{what}", f"{what} name of {len(name)} characters",
@@ -175,13 +90,13 @@ class LabelStore:
         self.engine = store if isinstance(store, Engine) else engine_for(store)
         self.previous_version = self._open()
 
-    @_store_errors
+    @store_errors
     def _open(self) -> int:
         def attempt() -> int:
             with self.engine.begin() as conn:
                 return ensure_schema(conn, self.location)
         try:
-            return _retry_locked(attempt)
+            return retry_locked(attempt)
         except OperationalError as exc:
             detail = str(exc.orig or exc).strip().splitlines()[0]
             raise StoreError(self.location, f"cannot open label store: {detail}") from None
@@ -199,7 +114,7 @@ class LabelStore:
         return stmt.on_conflict_do_nothing() if ignore else stmt
 
     # -- datasets ----------------------------------------------------------------------------
-    @_store_errors
+    @store_errors
     def claim_dataset(self, name: str, id_columns: list[str]) -> None:
         """Record which id columns ``name``'s items are keyed by; a pool with other id columns
         in the same dataset is a :class:`StoreError` naming both."""
@@ -218,7 +133,7 @@ class LabelStore:
                                  expected="another --dataset for a pool with other ids")
 
     # -- judgments ---------------------------------------------------------------------------
-    @_store_errors
+    @store_errors
     def judgments(self, dataset: str, annotator: str | None = None) -> list[Judgment]:
         """Every entry of a dataset (of one annotator, or of all)."""
         t = judgments_table
@@ -250,7 +165,7 @@ class LabelStore:
         return {j.item: j.status for j in self.judgments(dataset, annotator)
                 if j.status != Status.JUDGED}
 
-    @_store_errors
+    @store_errors
     def record(self, dataset: str, judgments: Iterable[Judgment], replace: bool = False,
                draws: Iterable[tuple[int, StoredDraw]] = ()) -> dict[tuple[str, str], Judgment]:
         """Write judgments (and pending draws) in one transaction; returns what the store holds
@@ -289,7 +204,7 @@ class LabelStore:
                                                       Role(r.role))
         return out
 
-    @_store_errors
+    @store_errors
     def claim(self, dataset: str, item: str, annotator: str, token: str,
               stale_after: float = CLAIM_SECONDS) -> Judgment | None:
         """Claim the right to ask ``annotator`` about ``item`` (a *pending* entry carrying
@@ -309,13 +224,13 @@ class LabelStore:
             if row.claim == token:
                 return None
             age = (now() - row.created_at).total_seconds()
-            if _claim_dead(row.claim) or age > stale_after:
+            if claim_dead(row.claim) or age > stale_after:
                 conn.execute(update(t).where(key & (t.c.claim == row.claim))
                              .values(claim=token, created_at=now()))
                 return None
         return Judgment(item, annotator, None, Status.PENDING)
 
-    @_store_errors
+    @store_errors
     def release(self, dataset: str, token: str) -> None:
         """Drop the pending claims of ``token`` (a campaign that stops without answering)."""
         t = judgments_table
@@ -323,7 +238,7 @@ class LabelStore:
             conn.execute(delete(t).where((t.c.dataset == dataset) & (t.c.claim == token)
                                          & (t.c.status == Status.PENDING.value)))
 
-    @_store_errors
+    @store_errors
     def withdraw(self, dataset: str, item: str, annotator: str) -> None:
         """Delete an annotator's entry for an item (an undo)."""
         t = judgments_table
@@ -334,7 +249,7 @@ class LabelStore:
     remove = withdraw
 
     # -- runs and draws ----------------------------------------------------------------------
-    @_store_errors
+    @store_errors
     def open_run(self, key: str, *, dataset: str, pool: str, pool_ids: str, design: str,
                  settings: dict[str, Any], seed: int, annotator: str, budget: int) -> StoredRun:
         """The run with identity ``key`` (created if new, by whichever process comes first)
@@ -352,7 +267,7 @@ class LabelStore:
         return StoredRun(int(row.id), [(int(b), int(s)) for b, s in json.loads(row.extensions)],
                          json.loads(row.settings), draws)
 
-    @_store_errors
+    @store_errors
     def run_info(self, run_id: int) -> dict[str, Any]:
         """What a run saved: dataset, design, full settings, seed, annotator, extensions."""
         with self.engine.connect() as conn:
@@ -363,7 +278,7 @@ class LabelStore:
                 "settings": json.loads(row.settings), "annotator": row.annotator,
                 "extensions": json.loads(row.extensions), "pool": row.pool}
 
-    @_store_errors
+    @store_errors
     def extend_run(self, run_id: int, budget: int, at_draw: int) -> list[tuple[int, int]]:
         """Append an extension (new budget taking effect at draw ``at_draw``) unless the run was
         already extended as far; returns the run's extensions."""
@@ -380,7 +295,7 @@ class LabelStore:
                              .values(extensions=json.dumps(ext)))
         return ext
 
-    @_store_errors
+    @store_errors
     def related_runs(self, dataset: str, pool_ids: str, design: str, seed: int,
                      annotator: str, exclude: int) -> list[tuple[int, str]]:
         """Other runs of the same pool ids and predictions, design, seed and annotator (e.g.
@@ -392,12 +307,12 @@ class LabelStore:
         with self.engine.connect() as conn:
             return [(int(x.id), str(x.pool)) for x in conn.execute(q.order_by(r.c.id)).all()]
 
-    @_store_errors
+    @store_errors
     def add_draws(self, draws: Iterable[tuple[int, StoredDraw]]) -> None:
         with self.engine.begin() as conn:
             self._insert_draws(conn, draws)
 
-    @_store_errors
+    @store_errors
     def draws(self, run_id: int) -> list[StoredDraw]:
         with self.engine.connect() as conn:
             return self._draws(conn, run_id)
@@ -440,5 +355,5 @@ def opened_store(store: str | LabelStore | None) -> Iterator[LabelStore | None]:
             st.close()
 
 
-__all__ = ["Judgment", "LabelStore", "Role", "Status", "StoredDraw", "StoredRun", "engine_for",
-           "opened_store"]
+__all__ = ["CLAIM_SECONDS", "Judgment", "LabelStore", "Role", "Status", "StoredDraw", "StoredRun",
+           "claim_token", "engine_for", "opened_store"]

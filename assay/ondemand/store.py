@@ -15,7 +15,8 @@ from sqlalchemy import func, select, update
 
 from assay.errors import StoreError
 from assay.labels.schema import NAME_LENGTH, now
-from assay.labels.store import LabelStore, _retry_locked, _store_errors
+from assay.labels.connection import retry_locked, store_errors
+from assay.labels.store import LabelStore
 from assay.ondemand.schema import (OD_SCHEMA_VERSION, campaigns_table, ensure_ondemand_schema,
                                    fill_table, items_table, od_draws_table, outputs_table, systems_table,
                                    unit_truth_table, units_table)
@@ -65,10 +66,10 @@ class OnDemandStore:
         def create() -> None:
             with self.engine.begin() as conn:
                 ensure_ondemand_schema(conn)
-        _retry_locked(create)
+        retry_locked(create)
 
     # -- campaigns ---------------------------------------------------------------------------
-    @_store_errors
+    @store_errors
     def create_campaign(self, name: str, **settings: Any) -> CampaignRow:
         """A new campaign; a name already taken is a :class:`StoreError`."""
         if not name or len(name) > NAME_LENGTH:
@@ -84,7 +85,7 @@ class OnDemandStore:
                 **{**settings, "seed": str(int(settings["seed"]))}))
         return self.campaign(name)
 
-    @_store_errors
+    @store_errors
     def campaign(self, name: str) -> CampaignRow:
         with self.engine.connect() as conn:
             r = conn.execute(select(campaigns_table).where(
@@ -97,14 +98,14 @@ class OnDemandStore:
                            float(r.confidence), float(r.half_width), int(r.submission_cap),
                            None if r.campaign_cap is None else int(r.campaign_cap), int(r.seed))
 
-    @_store_errors
+    @store_errors
     def set_corpus_units(self, campaign_id: int, n: int) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(campaigns_table).where(campaigns_table.c.id == campaign_id)
                          .values(corpus_units=int(n)))
 
     # -- systems and their outputs -----------------------------------------------------------
-    @_store_errors
+    @store_errors
     def add_system(self, campaign_id: int, name: str, fingerprint: str, items: list[str],
                    structure: pd.DataFrame | None = None) -> tuple[SystemRow, bool]:
         """Record a submission (its output and the items' structure) unless it exists; returns
@@ -138,14 +139,14 @@ class OnDemandStore:
                 conn.execute(self.labels._insert(outputs_table), out[a:a + _CHUNK])
         return _system(row), False
 
-    @_store_errors
+    @store_errors
     def systems(self, campaign_id: int) -> list[SystemRow]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(systems_table).where(
                 systems_table.c.campaign_id == campaign_id).order_by(systems_table.c.id)).all()
         return [_system(r) for r in rows]
 
-    @_store_errors
+    @store_errors
     def outputs(self, campaign_id: int) -> pd.DataFrame:
         """(system_id, item) of every submission of the campaign."""
         o, s = outputs_table, systems_table
@@ -156,14 +157,14 @@ class OnDemandStore:
             rows = [tuple(r) for r in conn.execute(q)]
         return pd.DataFrame(rows, columns=["system_id", "item"])
 
-    @_store_errors
+    @store_errors
     def finish(self, system_id: int) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(systems_table).where(systems_table.c.id == system_id)
                          .values(finished=1))
 
     # -- draws -------------------------------------------------------------------------------
-    @_store_errors
+    @store_errors
     def add_draws(self, campaign_id: int, system_id: int, round_: int, items: Iterable[str],
                   probability: float | Iterable[float], proposal: str = "own",
                   fill: Mapping[str, float] | None = None) -> None:
@@ -184,7 +185,7 @@ class OnDemandStore:
             for a in range(0, len(rows), _CHUNK):
                 conn.execute(self.labels._insert(od_draws_table), rows[a:a + _CHUNK])
 
-    @_store_errors
+    @store_errors
     def draws(self, campaign_id: int) -> pd.DataFrame:
         """Every draw in the order made: system_id, round, proposal, item, probability."""
         d = od_draws_table
@@ -194,7 +195,7 @@ class OnDemandStore:
             rows = [tuple(r) for r in conn.execute(q)]
         return pd.DataFrame(rows, columns=["system_id", "round", "proposal", "item", "probability"])
 
-    @_store_errors
+    @store_errors
     def structure(self, campaign_id: int) -> pd.DataFrame:
         """The items' structure columns (item, unit, subject, relation, object)."""
         t = items_table
@@ -203,7 +204,7 @@ class OnDemandStore:
             rows = [tuple(r) for r in conn.execute(q)]
         return pd.DataFrame(rows, columns=["item", *STRUCTURE])
 
-    @_store_errors
+    @store_errors
     def fills(self, campaign_id: int) -> pd.DataFrame:
         """(system_id, item, density) of every fill proposal of the campaign."""
         fl, s = fill_table, systems_table
@@ -213,7 +214,7 @@ class OnDemandStore:
             rows = [tuple(r) for r in conn.execute(q)]
         return pd.DataFrame(rows, columns=["system_id", "item", "density"])
 
-    @_store_errors
+    @store_errors
     def rounds(self, system_id: int) -> int:
         """The number of sampling rounds stored for a system."""
         with self.engine.connect() as conn:
@@ -222,7 +223,7 @@ class OnDemandStore:
         return 0 if r is None else int(r) + 1
 
     # -- exhaustively annotated units --------------------------------------------------------
-    @_store_errors
+    @store_errors
     def add_units(self, campaign_id: int, truth: Mapping[str, list[str]]) -> None:
         """Record units and their true items in one transaction; a unit already recorded with
         other true items is a :class:`StoreError` (nothing is written)."""
@@ -241,7 +242,7 @@ class OnDemandStore:
             for a in range(0, len(rows), _CHUNK):
                 conn.execute(self.labels._insert(unit_truth_table), rows[a:a + _CHUNK])
 
-    @_store_errors
+    @store_errors
     def units(self, campaign_id: int) -> dict[str, set[str]]:
         with self.engine.connect() as conn:
             us = conn.execute(select(units_table.c.unit).where(

@@ -26,7 +26,8 @@ from assay.formats.pool import read_table
 from assay.interfaces.campaign_cli import _keys
 from assay.labels.schema import Status, now
 from assay.labels.sources import SKIP, LabelSource
-from assay.labels.store import CLAIM_SECONDS, LabelStore, _claim_dead, claim_token
+from assay.labels.connection import CLAIM_SECONDS, claim_dead, claim_token
+from assay.labels.store import LabelStore
 from assay.ondemand import OnDemandCampaign
 from assay.ondemand.store import STRUCTURE
 from assay.service import queue
@@ -274,7 +275,7 @@ def recover(engine: Engine, stale_after: float = CLAIM_SECONDS) -> int:
     with engine.connect() as conn:
         rows = conn.execute(select(s.c.id, s.c.worker, s.c.updated_at).where(
             s.c.state == "running")).all()
-    dead = [r.id for r in rows if r.worker is None or _claim_dead(r.worker)
+    dead = [r.id for r in rows if r.worker is None or claim_dead(r.worker)
             or (now() - r.updated_at).total_seconds() > stale_after]
     return sum(_state(engine, int(i), "pending", when="running") for i in dead)
 

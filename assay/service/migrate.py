@@ -1,6 +1,6 @@
 """Create or migrate the service's tables with Alembic, run programmatically (the scripts are in
 ``assay/service/migrations``; no alembic.ini), inside one transaction that holds the store's
-write lock: SQLite ``BEGIN IMMEDIATE`` (:func:`assay.labels.store.engine_for`), PostgreSQL an
+write lock: SQLite ``BEGIN IMMEDIATE`` (:func:`assay.labels.connection.engine_for`), PostgreSQL an
 advisory lock, so several server processes may start on one store at once.
 
 The same transaction creates the on-demand campaigns' tables the service reads
@@ -21,7 +21,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from assay.labels.store import _retry_locked
+from assay.labels.connection import retry_locked
 from assay.ondemand.schema import ensure_ondemand_schema
 
 SCRIPTS = Path(__file__).resolve().parent / "migrations"
@@ -62,7 +62,7 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, revision)
             return before
-    return _retry_locked(attempt)
+    return retry_locked(attempt)
 
 
 __all__ = ["current", "head", "upgrade"]
