@@ -111,12 +111,9 @@ def _draw_parts(sample: StratifiedSample) -> tuple[np.ndarray, np.ndarray, np.nd
                                                    np.ndarray]:
     """Per draw: its weight N_h/n_h, its stratum's unlabelled share 1 − f_h, and whether its
     stratum is labelled in part or in full (a census; not OASIS's repeats)."""
-    sizes = np.asarray(sample.sizes, dtype=np.float64)
     stratum = np.asarray(sample.stratum)
-    n_h = sample.counts().astype(np.float64)
-    census = ((n_h > 0) & (n_h >= sizes) & (sizes > 0))[stratum]
     return (sample.draw_weights(), sample.unlabelled_share()[stratum],
-            sample.partial()[stratum], census)
+            sample.partial()[stratum], sample.complete()[stratum])
 
 
 def sparse_false_positive_interval(sample: StratifiedSample, labels: np.ndarray,

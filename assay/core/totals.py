@@ -212,6 +212,16 @@ class StratifiedSample(Sample):
         n_h = self.counts()
         return (n_h > 0) & (n_h < np.asarray(self.sizes))
 
+    def complete(self) -> np.ndarray:
+        """Per stratum: labelled in full (a census of it), 0 < N_h ≤ n_h; with
+        :meth:`partial`, the strata drawn at all.
+
+        >>> StratifiedSample(np.array([0, 0, 1]), np.array([2, 5, 3])).complete().tolist()
+        [True, False, False]
+        """
+        n_h, sizes = self.counts(), np.asarray(self.sizes)
+        return (n_h > 0) & (n_h >= sizes) & (sizes > 0)
+
     def draw_weights(self) -> np.ndarray:
         """N_h/n_h of each draw's stratum: the expansion weight (0 for a stratum not drawn).
 
