@@ -58,12 +58,10 @@ def serve(ctx: typer.Context, store: str = STORE,
     labels = _store(store)
     import uvicorn
 
-    from assay.service import queue
-    queue.UNDO_SECONDS = float(undo_seconds)
-
     from assay.service.app import create_app
     out.print(f"assay service on http://{host}:{port} (store {labels.location})")
-    uvicorn.run(create_app(labels, worker=workers, secure_cookies=secure), host=host, port=port,
+    uvicorn.run(create_app(labels, worker=workers, secure_cookies=secure,
+                           undo_seconds=float(undo_seconds)), host=host, port=port,
                 log_level="warning")
 
 

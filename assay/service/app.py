@@ -98,18 +98,21 @@ def render(request: Request, name: str, c: Caller | None, status: int = 200,
 
 
 def create_app(store: LabelStore | str, worker: bool = False,
-               secure_cookies: bool = False) -> FastAPI:
+               secure_cookies: bool = False, undo_seconds: float | None = None) -> FastAPI:
     """The application on ``store`` (a :class:`LabelStore`, an SQLite path or a URL); its
     service tables and the campaigns' tables are migrated first (``migrate.upgrade``, the
     one place they are made). With ``worker`` a background thread runs the jobs; with
-    ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS)."""
+    ``secure_cookies`` the cookies are sent over HTTPS only (serving behind TLS);
+    ``undo_seconds`` is how long a decision stays open to its annotator's undo before the jobs
+    use it (default :data:`assay.service.queue.UNDO_SECONDS`), for this app's pages and
+    worker alike."""
     labels = store if isinstance(store, LabelStore) else LabelStore(store)
     migrate.upgrade(labels.engine)
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if worker:
             from assay.service.jobs import Worker
-            app.state.worker = Worker(labels)
+            app.state.worker = Worker(labels, window=undo_seconds)
             app.state.worker.start()
         yield
         if app.state.worker is not None:
@@ -119,6 +122,7 @@ def create_app(store: LabelStore | str, worker: bool = False,
                   lifespan=lifespan)
     app.state.store = labels
     app.state.worker = None
+    app.state.undo_seconds = undo_seconds
     app.add_middleware(BodyLimit)           # before any handler reads a body (413 past the cap)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 

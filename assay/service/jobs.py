@@ -49,9 +49,9 @@ class QueueSource(LabelSource):
     Dawid–Skene label of every vote of the campaign (crowd-kit; computed once per job run)."""
 
     def __init__(self, store: LabelStore, campaign: str, annotator: str,
-                 aggregation: str = "majority") -> None:
+                 aggregation: str = "majority", window: float | None = None) -> None:
         self.store, self.campaign, self.annotator = store, campaign, annotator
-        self.aggregation = aggregation
+        self.aggregation, self.window = aggregation, window   # the undo window (settled_before)
         self._ds: dict[str, int] | None = None
         self._ds_flagged: set[str] = set()
 
@@ -64,7 +64,7 @@ class QueueSource(LabelSource):
         with self.store.engine.connect() as conn:
             got = conn.execute(select(q.c.value).where(
                 (q.c.campaign == self.campaign) & (q.c.item == key)
-                & (q.c.resolved_at <= queue.settled_before()))).first()
+                & (q.c.resolved_at <= queue.settled_before(self.window)))).first()
             out = flagged(conn, self.campaign) if self.aggregation == "dawid-skene" else set()
         if got is None:
             raise NeedLabels(key)
@@ -199,9 +199,11 @@ def _state(engine: Engine, sid: int, state: str, error: str | None = None,
             state=state, error=error, worker=worker, updated_at=now())).rowcount)
 
 
-def run_job(store: LabelStore, sid: int, worker: str | None = None) -> str:
+def run_job(store: LabelStore, sid: int, worker: str | None = None,
+            window: float | None = None) -> str:
     """Run (or resume) one pending job (``worker``: this process's claim token, by default a
-    new one); returns its state afterwards."""
+    new one; ``window``: the undo window, :func:`assay.service.queue.settled_before`); returns
+    its state afterwards."""
     if not _state(store.engine, sid, "running", when="pending",
                   worker=worker or claim_token()):
         row = submission(store.engine, sid)
@@ -214,7 +216,7 @@ def run_job(store: LabelStore, sid: int, worker: str | None = None) -> str:
     try:
         agg = queue.settings(store.engine, camp.row.name).aggregation
         camp.submit(row.system, items,
-                    QueueSource(store, camp.row.name, camp.row.annotator, agg), structure)
+                    QueueSource(store, camp.row.name, camp.row.annotator, agg, window), structure)
     except NeedLabels:
         todo = _undecided(store, camp, row.system)
         k = queue.settings(store.engine, camp.row.name).k
@@ -249,7 +251,7 @@ def _undecided(store: LabelStore, camp: OnDemandCampaign, system: str) -> list[s
             if i not in have]
 
 
-def wake(engine: Engine) -> int:
+def wake(engine: Engine, window: float | None = None) -> int:
     """Waiting jobs whose every awaited item is decided (and settled: no undo can reopen it,
     :func:`assay.service.queue.settled_before`) become pending again."""
     s, ji, q = submissions_table, job_items_table, queue_table
@@ -260,7 +262,7 @@ def wake(engine: Engine) -> int:
             left = conn.execute(select(func.count()).select_from(ji.join(
                 q, (q.c.item == ji.c.item) & (q.c.campaign == w.campaign))).where(
                 (ji.c.submission_id == w.id) & (q.c.resolved_at.is_(None)
-                                                | (q.c.resolved_at > queue.settled_before())))
+                                                | (q.c.resolved_at > queue.settled_before(window))))
             ).scalar_one()
             if left == 0:
                 ready.append(w.id)
@@ -280,31 +282,34 @@ def recover(engine: Engine, stale_after: float = CLAIM_SECONDS) -> int:
     return sum(_state(engine, int(i), "pending", when="running") for i in dead)
 
 
-def run_pending(store: LabelStore, worker: str | None = None) -> int:
+def run_pending(store: LabelStore, worker: str | None = None,
+                window: float | None = None) -> int:
     """Wake what can run and run every pending job once; returns how many ran."""
-    wake(store.engine)
+    wake(store.engine, window)
     with store.engine.connect() as conn:
         ids = conn.execute(select(submissions_table.c.id).where(
             submissions_table.c.state == "pending").order_by(submissions_table.c.id)
         ).scalars().all()
     for sid in ids:
-        run_job(store, int(sid), worker)
+        run_job(store, int(sid), worker, window)
     return len(ids)
 
 
 class Worker(threading.Thread):
     """The server's background worker: runs pending jobs every ``interval`` seconds."""
 
-    def __init__(self, store: LabelStore, interval: float = 0.5) -> None:
+    def __init__(self, store: LabelStore, interval: float = 0.5,
+                 window: float | None = None) -> None:
         super().__init__(daemon=True, name="assay-jobs")
         self.store, self.interval, self.stopped = store, interval, threading.Event()
+        self.window = window            # the undo window (assay.service.queue.settled_before)
         self.token = claim_token()
 
     def run(self) -> None:
         recover(self.store.engine)
         while not self.stopped.is_set():
             try:
-                run_pending(self.store, self.token)
+                run_pending(self.store, self.token, self.window)
             except Exception:  # noqa: BLE001 - logged by the job's state; keep serving
                 pass
             self.stopped.wait(self.interval)

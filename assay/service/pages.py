@@ -95,7 +95,7 @@ async def annotate_undo(request: Request) -> Response:
     c, form = await need_post(request, "annotator", "admin")
     row = _row(request, str(form.get("campaign", "")))
     try:
-        item = queue.undo(store_of(request), row, c.user.name)
+        item = queue.undo(store_of(request), row, c.user.name, request.app.state.undo_seconds)
     except queue.QueueError as exc:      # the API's status (403 flagged, 409 nothing to undo)
         return _item(request, c, row, message=str(exc), status=exc.status)
     return _item(request, c, row, item=item, message="undone: label this item again")

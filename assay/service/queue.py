@@ -305,13 +305,19 @@ def vote_in(conn: Any, store: LabelStore, camp: CampaignRow, annotator: str, ite
                     Status(got.status))
 
 
-def settled_before() -> dt.datetime:
+def settled_before(window: float | None = None) -> dt.datetime:
     """Decisions taken before this time are settled: no undo reopens them, and a job may use
-    them (:data:`UNDO_SECONDS` ago)."""
-    return now() - dt.timedelta(seconds=UNDO_SECONDS)
+    them: ``window`` seconds ago, the service's ``--undo-seconds`` (:func:`assay.service.app.
+    create_app`), or :data:`UNDO_SECONDS` where none is given.
+
+    >>> (settled_before(60.0) - settled_before(0.0)).total_seconds() < -59
+    True
+    """
+    return now() - dt.timedelta(seconds=UNDO_SECONDS if window is None else float(window))
 
 
-def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
+def undo(store: LabelStore, camp: CampaignRow, annotator: str,
+         window: float | None = None) -> str:
     """Take back ``annotator``'s latest answer in the campaign, unless its item's decision is
     settled (:func:`settled_before`; the vote that decided it within the window reopens the
     item); returns the item (to show it again). A flagged annotator's undo is refused (403),
@@ -333,7 +339,7 @@ def undo(store: LabelStore, camp: CampaignRow, annotator: str) -> str:
         qrow = conn.execute(select(q).where((q.c.campaign == camp.name)
                                             & (q.c.item == last.item)).with_for_update()).first()
         if qrow is None or qrow.resolved_at is not None and (
-                qrow.resolved_at <= settled_before() or _used(conn, camp, last.item)):
+                qrow.resolved_at <= settled_before(window) or _used(conn, camp, last.item)):
             raise QueueError("the last label's item is decided and its label in use; it "
                              "cannot be undone")
         conn.execute(delete(j).where(j.c.id == last.id))

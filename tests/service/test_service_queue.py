@@ -149,3 +149,25 @@ def test_undo_of_the_deciding_vote(service, monkeypatch):
     with pytest.raises(QueueError, match="cannot be undone"):
         queue.undo(store, row, "ann1")
     assert queue.decided(store, "kb")[first] == service.truth[first]
+
+
+def test_the_undo_window_is_the_apps_not_a_module_global(service):
+    """``assay serve --undo-seconds`` reaches the pages and the worker as an argument of the
+    app (it was a module global the CLI overwrote, which a worker in another process never
+    saw): here the module's window is 0 (conftest) and the app's 3600 s holds a decision back."""
+    from assay.service import jobs
+    from assay.service.app import create_app
+    store, row = service.store, service.camp.row
+    assert queue.UNDO_SECONDS == 0.0
+    app = create_app(store, undo_seconds=3600.0)
+    assert app.state.undo_seconds == 3600.0
+    assert jobs.Worker(store, window=3600.0).window == 3600.0
+    alice = auth.user_by_name(store.engine, "alice")
+    jobs.submit(store, alice, "kb", "s", "a.csv", service.output_csv(0))
+    jobs.run_pending(store, window=3600.0)                   # k = 1: every vote decides
+    first = queue.next_item(store, row, "ann1")
+    queue.vote(store, row, "ann1", first, 1 - service.truth[first])
+    with pytest.raises(jobs.NeedLabels):                     # inside the app's window
+        jobs.QueueSource(store, "kb", row.annotator, window=3600.0).label(0, first)
+    assert jobs.QueueSource(store, "kb", row.annotator).label(0, first) is not None  # module: 0
+    assert queue.undo(store, row, "ann1", window=3600.0) == first
