@@ -347,11 +347,14 @@ def make_miscalibrated(rng: np.random.Generator, n: int = 100_000, shift: float 
 def make_non_monotone(rng: np.random.Generator, n: int = 100_000, dip: int = 30,
                       dip_rate: float = 0.3, bump: tuple[int, int] = (2000, 6000),
                       bump_rate: float = 0.015, knee: int = 150, p0: float = 0.85,
-                      beta: float = 2.5) -> World:
+                      beta: float = 2.5, name: str = "non_monotone") -> World:
     """Breaks *a match rate monotone in the score*: the control's rate with a dip at the very
     top (the best ``dip`` ranks match at ``dip_rate`` instead of p₀) and a bump mid-way (ranks
     in ``bump`` match at ``bump_rate``, 10–180× the decayed rate there: ~60 matches). The
-    score still believes the monotone rate.
+    score still believes the monotone rate. ``deep_bump`` (session 26) is the same world with
+    the bump at ranks 5,000–15,000 at rate 0.008 (~80 matches): at 2,000 labels the designs
+    label it too lightly to see it (recall coverage: `auto` 0.66, `stratified` 0.76 over 40
+    fresh worlds), the case of a rising rate the budget does not reach.
 
     >>> w = make_non_monotone(np.random.default_rng(9), 20_000)
     >>> f = w.facts; f["top_rate"] < f["below_top_rate"], f["bump_rate"] > 3 * f["before_bump_rate"]
@@ -369,7 +372,7 @@ def make_non_monotone(rng: np.random.Generator, n: int = 100_000, dip: int = 30,
     family[lo:hi] *= 2
     pred = (np.arange(n) < knee).astype(np.int8)
     mean = lambda a, b: float(label[a:b].mean())  # noqa: E731
-    return _build(rng, "non_monotone", params, label, _ranked_score(believed), pred, family,
+    return _build(rng, name, params, label, _ranked_score(believed), pred, family,
                   facts={"top_rate": mean(0, dip), "below_top_rate": mean(dip, knee),
                          "bump_rate": mean(lo, hi), "before_bump_rate": mean(lo // 2, lo)})
 
@@ -386,5 +389,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "miscalibrated_probability": functools.partial(make_miscalibrated, n=100_000,
                                                    probability=True),
     "non_monotone": functools.partial(make_non_monotone, n=100_000),
+    "deep_bump": functools.partial(make_non_monotone, n=100_000, bump=(5000, 15000),
+                                   bump_rate=0.008, name="deep_bump"),
     "off_score": functools.partial(make_off_score, n=100_000),
 }

@@ -31,7 +31,8 @@ def by_rank(w) -> pd.DataFrame:
 def test_registry_defaults_and_docstrings():
     assert set(WORLDS) == {"realistic", "second_family", "score_blind", "ultra_rare", "ties",
                            "duplicate_scores", "weak_balanced", "miscalibrated",
-                           "miscalibrated_probability", "non_monotone", "off_score"}
+                           "miscalibrated_probability", "non_monotone", "off_score",
+                           "deep_bump"}
     for name, gen in WORLDS.items():
         assert gen.keywords["n"] == (1_000_000 if name == "ultra_rare" else 100_000)
         doc = gen.func.__doc__
@@ -206,6 +207,18 @@ def test_non_monotone_dip_and_bump():
     believed = knee_rate(w.n, 150, 0.85, 2.5)
     assert bump > 5 * believed[2000] and bump > 10 * y[6000:12000].mean()
     assert by_rank(w)["score"].is_monotonic_decreasing        # the score does not see it
+
+
+def test_deep_bump_lies_deeper_and_holds_a_sizeable_share():
+    """The bump at ranks 5,000–15,000: ~80 matches, a fifth or more of the world's, at a rate
+    many times the believed one there; the score does not see it."""
+    w = WORLDS["deep_bump"](rng(9))
+    y = by_rank(w)["label"].to_numpy()
+    bump = y[5000:15000]
+    assert 60 <= bump.sum() <= 110 and bump.sum() >= 0.2 * y.sum()
+    assert bump.mean() > 10 * knee_rate(w.n, 150, 0.85, 2.5)[5000]
+    assert y[2000:5000].mean() < bump.mean() / 2
+    assert by_rank(w)["score"].is_monotonic_decreasing and w.name == "deep_bump"
 
 
 def test_assessor_error_world_error_in_one_stratum():
