@@ -219,8 +219,8 @@ class StratifiedSample(Sample):
         >>> StratifiedSample(np.array([0, 0, 1]), np.array([2, 5, 3])).complete().tolist()
         [True, False, False]
         """
-        n_h, sizes = self.counts(), np.asarray(self.sizes)
-        return (n_h > 0) & (n_h >= sizes) & (sizes > 0)
+        sizes = np.asarray(self.sizes)
+        return (sizes > 0) & (self.counts() >= sizes)
 
     def draw_weights(self) -> np.ndarray:
         """N_h/n_h of each draw's stratum: the expansion weight (0 for a stratum not drawn).

@@ -127,8 +127,8 @@ async def post_undo(request: Request) -> JSONResponse:
     body = await json_body(request, 'JSON {"campaign"}')
     row = _row(request, str(body.get("campaign", "")))
     try:
-        return JSONResponse({"item": queue.undo(store_of(request), row, c.user.name,
-                                                        request.app.state.undo_seconds)})
+        item = queue.undo(store_of(request), row, c.user.name, request.app.state.undo_seconds)
+        return JSONResponse({"item": item})
     except queue.QueueError as exc:
         return JSONResponse({"error": str(exc)}, exc.status)
 
