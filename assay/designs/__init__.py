@@ -47,7 +47,7 @@ def build_design(design: "DesignSettings | str", *, n: int, predictions: np.ndar
         return AutoDesign(score, predictions, budget, rng, alpha=s.alpha, first=s.first,
                           batches=s.batches, order=precomputed, degree=s.degree,
                           census_share=s.census_share, tail_sd=s.tail_sd,
-                          audit_share=s.audit_share)
+                          audit_share=s.audit_share, explore=s.explore)
     if isinstance(s, OasisSettings):
         if prior is None and score is None:
             raise ValueError("the oasis design needs a score or probability column")

@@ -56,7 +56,7 @@ from assay.core.calibration import RankGrid
 from assay.core.rank_model import RankedStrata
 from assay.core.strata import Strata, geometric_bounds
 from assay.core.types import Draw, Kind
-from assay.designs.auto import AutoDesign
+from assay.designs.auto import EXPLORE, AutoDesign
 
 NO_ORDER = np.zeros(0, dtype=np.int64)   # the strata's item order stays on the engine
 PREFETCH_ROWS = 250_000   # the first prefix pass takes min(N_h, budget) per stratum up to this
@@ -142,13 +142,13 @@ class EngineAutoDesign(AutoDesign):
                  alpha: float = 0.5, first: int | None = None, batches: int = 5,
                  pilot_per_stratum: int = 4, degree: int = 0,
                  census_share: float | None = None, tail_sd: float = 2.0,
-                 audit_share: float = 0.0) -> None:
+                 audit_share: float = 0.0, explore: float = EXPLORE) -> None:
         from assay.engines.base import OrderKeys
         from assay.engines.plan import EngineStrata, PrefixSampler
         info = engine.describe()
         self.engine, self.seed, self._total = engine, int(seed), int(info.positives)
         self._configure(info.rows, info.positives, budget, rng, alpha, first, batches, degree,
-                        census_share, tail_sd)
+                        census_share, tail_sd, explore)
         bounds = geometric_bounds(info.rows, self.first)
         self._grid_ranks = grid_ranks(bounds)
         self._grid_keys = engine.keys_at_ranks(self._grid_ranks - 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from assay.designs.auto import EXPLORE
 from assay.designs.oasis import DEFAULT_DEFENSIVE
 from assay.errors import AssayInputError
 
@@ -149,7 +150,9 @@ class AutoSettings(DesignSettings):
     for the census of the top (None: ½ under imbalance, else 0.1), ``tail_sd`` > 0: the decay
     past the census gets a slope of its own with that prior s.d. on the change (0: off, as in
     runs stored before it existed; :meth:`assay.core.rank_model.RankedStrata.tail_knee`), ``audit_share`` of the budget drawn
-    uniformly over the ranks the census leaves out (0: none)."""
+    uniformly over the ranks the census leaves out (0: none), ``explore`` the share of the
+    labels' floor below matches that the re-allocation plans for (0: none, as in runs stored
+    before it existed; :func:`assay.designs.auto.exploration_rates`)."""
 
     name: ClassVar[str] = "auto"
     first: int | None = None
@@ -158,9 +161,11 @@ class AutoSettings(DesignSettings):
     census_share: float | None = None
     tail_sd: float = 2.0
     audit_share: float = 0.0
+    explore: float = EXPLORE
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check(0.0 <= self.explore <= 1.0, "explore", self.explore, "a share in [0, 1]")
         self._check(0.0 <= self.audit_share <= 0.5, "audit_share", self.audit_share,
                     "a share of the budget in [0, 0.5]")
         self._check(self.tail_sd >= 0.0, "tail_sd", self.tail_sd, "a prior s.d. ≥ 0 (0: off)")
@@ -199,6 +204,7 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
     klass = _klass(str(data.pop("design", design)))
     if klass is AutoSettings:
         data.setdefault("tail_sd", 0.0)     # a run stored before the tail knee replays as drawn
+        data.setdefault("explore", 0.0)     # … and one stored before the exploration below matches
     if klass is StratifiedSettings or klass is OasisSettings:
         data.setdefault("floors", False)    # … and one stored before the detection floors
         data.setdefault("by_prediction", False)     # … or before the split by prediction
@@ -215,7 +221,7 @@ def settings_from_dict(data: dict[str, Any], design: str | None = None) -> Desig
 # the old ``options`` dict (shared by every design in the CLI) → each design's own fields
 _OPTION_NAMES = {"oasis": {"oasis_epsilon": "epsilon"}}
 _SHARED_OPTIONS = {"strata", "n_strata", "allocation", "epsilon", "replace", "oasis_epsilon",
-                   "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "prior_strength",
+                   "first", "batches", "degree", "census_share", "tail_sd", "audit_share", "explore", "prior_strength",
                    "decaying_prior", "v_star", "threshold", "n_bins", "alpha",
                    "defensive", "floors", "by_prediction"}
 

@@ -72,7 +72,7 @@ def engine_design(engine: Engine, settings: DesignSettings, budget: int, seed: i
                                 alpha=settings.alpha, first=settings.first,
                                 batches=settings.batches, degree=settings.degree,
                                 census_share=settings.census_share, tail_sd=settings.tail_sd,
-                                audit_share=settings.audit_share)
+                                audit_share=settings.audit_share, explore=settings.explore)
     if isinstance(settings, PassiveSettings) and not settings.replace:
         return EngineUniformWithoutReplacement(engine, budget, seed)
     if isinstance(settings, ImportanceSettings):
