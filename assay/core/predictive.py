@@ -289,9 +289,9 @@ def one_prior(counts: StratumCounts, models: Sequence[tuple[RankCalibration, flo
     over the cell's ranks as its prior, worth ``concentration`` labels:
     p ~ Beta(c·m + k, c·(1 − m) + n − k) with k of the cell's n labels positive, so a
     well-labelled cell speaks for itself and the model fills in where labels are few
-    (:func:`cell_strength`). ``cal`` may be a list of (calibration, weight): the prediction is
-    then their mixture (model averaging: draws are split by weight, the point estimate is
-    the weighted mean of the plug-in counts).
+    (:func:`cell_strength`). ``models`` lists (calibration, weight): the prediction is their
+    mixture (model averaging: draws are split by weight, the point estimate is the weighted
+    mean of the plug-in counts).
     """
     total_w = sum(w for _, w in models)
     pp_total = float(counts.pp.sum())

@@ -175,16 +175,23 @@ class AutoDesign(Design):
         model = self._model()
         sizes = self.strata.sizes
         if model is None:
-            want = allocate(self.budget, sizes, sizes.astype(float), minimum=0)
+            weights = sizes.astype(float)
         else:
             # per-stratum rate: Beta posterior with the calibration as prior mean (2 pseudo-labels)
             seen = self.counts(self._labels)
             k_h, n_h = seen.tp + seen.fn, seen.lab1 + seen.lab0
             rate = (k_h + PRIOR_LABELS * model.mean_p) / (n_h + PRIOR_LABELS)
-            want = allocate(self.budget, sizes, self._neyman_weights(rate), minimum=0)
             if self.explore > 0:   # exploration below matches (module docstring)
-                wide = np.maximum(rate, self.explore * exploration_rates(seen))
-                want = allocate(self.budget, sizes, self._neyman_weights(wide), minimum=0)
+                rate = np.maximum(rate, self.explore * exploration_rates(seen))
+            tp = float((rate * self._pos_share * sizes).sum())
+            npos = float((rate * sizes).sum())
+            den = self.alpha * float(self._pp.sum()) + (1 - self.alpha) * npos
+            r = tp / den if den > 0 else 0.5
+            shrunk = StratumModel(mean_p=rate, mean_pq=rate * (1 - rate),
+                                  pos_share=self._pos_share)
+            s2 = shrunk.residual_variance(r, 1.0, self.alpha)
+            weights = sizes * np.sqrt(np.maximum(s2, 1e-12))
+        want = allocate(self.budget, sizes, weights, minimum=0)
         deficit = np.maximum(want - self.target, 0)
         step = int(np.ceil(self.budget / self.batches))
         size = int(min(remaining, max(step, 1)))
@@ -192,17 +199,6 @@ class AutoDesign(Design):
             deficit = sizes - self.target
         add = allocate(size, np.maximum(deficit, 0), deficit.astype(float), minimum=0)
         self._enqueue(add)
-
-    def _neyman_weights(self, rate: np.ndarray) -> np.ndarray:
-        """Neyman's N_h·S_h with S_h² the F_α residual's variance under the rates ``rate``."""
-        sizes = self.strata.sizes
-        tp = float((rate * self._pos_share * sizes).sum())
-        npos = float((rate * sizes).sum())
-        den = self.alpha * float(self._pp.sum()) + (1 - self.alpha) * npos
-        r = tp / den if den > 0 else 0.5
-        shrunk = StratumModel(mean_p=rate, mean_pq=rate * (1 - rate), pos_share=self._pos_share)
-        s2 = shrunk.residual_variance(r, 1.0, self.alpha)
-        return sizes * np.sqrt(np.maximum(s2, 1e-12))
 
     # -- Design interface ---------------------------------------------------------------
     def params(self) -> dict[str, Any]:
