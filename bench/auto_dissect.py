@@ -1,6 +1,8 @@
 """Per-run dissection of `auto` on a generated world (issue 11): for each run, the recall
 estimate and interval, and per geometric stratum the labels taken, the matches they saw and the
-matches it holds; JSON out, coverage printed.
+matches it holds; JSON out, coverage printed, and (session 28) a table by the matches the
+labels hold within the world's bump: primary coverage and half-width, the share whose primary
+interval names its assumption, and the assumption-free interval's coverage.
 
     [ASSAY_WORLD=non_monotone] [ASSAY_SRC=path/to/checkout] python bench/auto_dissect.py BUDGET
         FIRST_WORLD_SEED N_WORLDS OUT.json [{"o": {"explore": 0.1}}]
@@ -19,7 +21,9 @@ from assay.core.strata import _descending_order
 def one(args):
     wseed, g, budget, opts = args
     for k, v in opts.get("env", {}).items(): os.environ[k] = v
-    f = WORLDS[os.environ.get("ASSAY_WORLD", "non_monotone")](np.random.default_rng(wseed)).frame
+    world = WORLDS[os.environ.get("ASSAY_WORLD", "non_monotone")](np.random.default_rng(wseed))
+    f = world.frame
+    bump = world.params.get("bump", (0, 0))
     y, pred, score = f["label"].to_numpy(), f["prediction"].to_numpy(), f["score"].to_numpy()
     order = _descending_order(score)
     out = []
@@ -28,7 +32,7 @@ def one(args):
         des = build_design("auto", n=len(y), predictions=pred, score=score, prior=None, budget=budget,
                            rng=rng, alpha=0.5, options={"precomputed_order": order, **opts.get("o", {})})
         col = collect_known(des, y, budget)
-        res = estimate_all(des, col, pred, 0.95, MEASURES, "auto", bounds=False, prior=None)
+        res = estimate_all(des, col, pred, 0.95, MEASURES, "auto", bounds=True, prior=None)
         e = res["recall"]
         b = des.strata.bounds
         ys = y[order]
@@ -40,7 +44,10 @@ def one(args):
         tp = (y * pred).sum(); truth = tp / y.sum()
         out.append(dict(w=wseed, r=r, truth=truth, est=e.estimate, lo=e.ci_low, hi=e.ci_high,
                         n=nl.tolist(), seen=seen.tolist(), true=true_h.tolist(), size=np.diff(b).tolist(),
-                        primary=getattr(e, "method", None)))
+                        primary=getattr(e, "method", None), assumes=e.assumes,
+                        free=list(e.assumption_free or (None, None)),
+                        bump_seen=int(sum(lab for pos, lab in des._labels.items()
+                                          if bump[0] <= pos < bump[1]))))
     return out
 
 if __name__ == "__main__":
@@ -52,3 +59,16 @@ if __name__ == "__main__":
     json.dump(rows, open(out, "w"))
     cov = np.mean([(r["lo"] <= r["truth"] <= r["hi"]) for r in rows])
     print("cov", cov, "n", len(rows))
+    # by the matches the labels hold within the world's bump (ranks bump[0] … bump[1] − 1)
+    seen = np.array([r["bump_seen"] for r in rows])
+    hit = np.array([r["lo"] <= r["truth"] <= r["hi"] for r in rows])
+    free = np.array([r["free"][0] <= r["truth"] <= r["free"][1] for r in rows])
+    named = np.array([bool(r["assumes"]) for r in rows])
+    print("bump matches labelled | runs | primary coverage | half-width | assumption named | "
+          "assumption-free coverage")
+    for k, m in (("0", seen == 0), ("1", seen == 1), ("2", seen == 2), ("≥ 3", seen >= 3),
+                 ("≥ 2", seen >= 2), ("all", seen >= 0)):
+        if m.any():
+            hw = np.mean([(r["hi"] - r["lo"]) / 2 for r, x in zip(rows, m) if x])
+            print(f"{k} | {m.sum()} | {hit[m].mean():.3f} | {hw:.3f} | {named[m].mean():.2f} | "
+                  f"{free[m].mean():.3f}")

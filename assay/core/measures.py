@@ -86,7 +86,7 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
                confidence: float = 0.95, measure: str | None = None, interval: str = "auto",
                n_domain: np.ndarray | None = None, n_success: np.ndarray | None = None,
                why_design: str = "", domain_size: np.ndarray | None = None,
-               prior: np.ndarray | None = None) -> list[Estimate]:
+               prior: np.ndarray | None = None, contradicted: bool = False) -> list[Estimate]:
     """Design-based F_α (module docstring) of every system: ``predictions`` is (n,) or (n, m),
     aligned with ``labels`` and the sample's draws. ``n_domain[j]``: distinct labelled items
     with x_i > 0 for system j, ``n_success[j]`` of those with y_i = 1 (default: counts over
@@ -124,7 +124,10 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     false positives, where few (none included), are counted the same way rather than sending
     F_α back to Clopper–Pearson, and precision with ten or more effective true positives there
     takes that interval too (:func:`assay.core.stratified_counts.
-    sparse_false_positive_interval`; session 24: dblp_acm at 1,000 labels). Where importance
+    sparse_false_positive_interval`; session 24: dblp_acm at 1,000 labels); ``contradicted``
+    (a model the labels contradict gave way to this estimate): few false negatives sampled
+    at large fractions take Clopper–Pearson's interval joined with the counts' one (session
+    28, :mod:`assay.core.stratified_counts`). Where importance
     draws' delta interval holds by the counts but their false negatives' total is skewed (a few
     draws of heavy weight carry it: k₃ < 10), the interval is
     :func:`assay.core.weight_tiers.tiered_f_interval` (method ``tiers``: gamma bounds on the
@@ -247,6 +250,11 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             if seen_few is not None:
                 lo, hi = min(seen_few[0], float(r[j])), max(seen_few[1], float(r[j]))
                 method = "counts"
+            elif alpha < 1.0 and contradicted:   # k* ≥ 10, few moving: the union
+                many = sparse_false_negative_interval(sample, ell, yhat[:, j], alpha,
+                                                      confidence, many=True)
+                if many is not None and many[0] < lo:
+                    lo, hi, method = min(lo, many[0]), max(hi, many[1]), "counts"
         if known is not None and known[j] > 0:
             # precision: the truth lies in [TP_seen, TP_seen + unlabelled PP] / PP for certain,
             # so cutting the interval to it keeps its coverage and drops what cannot be
@@ -329,7 +337,8 @@ def f_measure(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alpha
                   "strata): the labels win, design-based estimate and interval")
     if misfit:
         fell = f_measures(sample, labels, predictions, alpha, confidence, measure, interval,
-                          *counts, why_design=misfit, domain_size=size, prior=prior)[0]
+                          *counts, why_design=misfit, domain_size=size, prior=prior,
+                          contradicted=True)[0]
         return replace(fell, extra={**fell.extra, "model_estimate": res.estimate,
                                     "model_interval": (res.ci_low, res.ci_high)})
     return Estimate(design.measure, alpha, res.estimate, res.ci_low, res.ci_high,

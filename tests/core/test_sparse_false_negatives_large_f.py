@@ -3,7 +3,8 @@ labelled at large fractions f = n/N. Their events are read at Kish's effective c
 finite-population weight, k* = (Σwc)²/Σw²(1 − f)c; the same weight undercovered for the false
 positives (session 24: restaurant's precision at f ≈ ½). For the false negatives a large f
 makes k* = (events seen)/(1 − f) large, and at ten or more the counts' interval steps aside for
-the one it replaces (Clopper–Pearson at n*). Shapes: a census of 60 true positives, two small
+the one it replaces (Clopper–Pearson at n*), joined with it after a model the labels
+contradict (session 28). Shapes: a census of 60 true positives, two small
 strata of predicted negatives labelled at f = 0.5–0.9 holding 1–3 false negatives each, a
 quiet tail of 5,000 labelled 100 times. Seeded simulation (seed 11), 1,000 samples per shape."""
 from __future__ import annotations
@@ -42,9 +43,12 @@ def _draw(rng: np.random.Generator, sizes: list[int], labelled: list[int], fn: l
             np.concatenate(lab), np.concatenate(pred))
 
 
-def test_many_events_at_large_f_leave_it_to_clopper_pearson() -> None:
+def test_many_events_at_large_f_join_clopper_pearson_with_the_allowance() -> None:
     """4 false negatives seen at f = 0.75: k* = 4/(1 − 0.75) = 16 ≥ 10, so the counts'
-    interval does not apply, and recall's interval is Clopper–Pearson's at n*."""
+    interval alone does not apply: recall's interval is Clopper–Pearson's at n*, and after a
+    model the labels contradict, its union with the counts' interval with the neighbours'
+    allowance (session 28: the quiet tail,
+    0 of 100 labelled next to 4 of 30, may hold 4,900·½/101 ≈ 24.3 false negatives)."""
     sizes, labelled = [TP, 40, 5000], [TP, 30, 100]
     s = StratifiedSample(stratum=np.repeat([0, 1, 2], labelled), sizes=np.array(sizes))
     lab = np.r_[np.ones(TP), np.ones(4), np.zeros(26), np.zeros(100)]
@@ -53,8 +57,13 @@ def test_many_events_at_large_f_leave_it_to_clopper_pearson() -> None:
     s1, s2 = sc._moments(w, free, lab * (1 - pred), partial)
     assert s1 * s1 / s2 == pytest.approx(16.0)
     assert sc.sparse_false_negative_interval(s, lab, pred, 0.0, 0.95) is None
-    e = f_measures(s, lab, pred, 0.0)[0]
-    assert e.method == "exact" and e.ci_low < e.estimate < e.ci_high
+    many = sc.sparse_false_negative_interval(s, lab, pred, 0.0, 0.95, many=True)
+    assert many is not None
+    cp = f_measures(s, lab, pred, 0.0)[0]            # a stratified sample: Clopper–Pearson
+    assert cp.method == "exact" and 0.8 < cp.ci_low < cp.estimate < cp.ci_high   # [0.822, 0.972]
+    e = f_measures(s, lab, pred, 0.0, contradicted=True)[0]   # auto's fallback: the union
+    assert e.method == "counts" and e.ci_low == many[0] < cp.ci_low
+    assert e.ci_high == max(cp.ci_high, many[1])
 
 
 @pytest.mark.slow
@@ -63,7 +72,11 @@ def test_many_events_at_large_f_leave_it_to_clopper_pearson() -> None:
 def test_recall_and_f1_cover_with_false_negatives_at_large_f(shape: str, alpha: float) -> None:
     """Coverage ≥ 95% − 3 binomial SE (0.929) over 1,000 samples. Measured (recall / F1):
     1.000 / 1.000, 0.996 / 0.996, 0.996 / 1.000, 1.000 / 1.000; the counts' interval took
-    511, 28, 923 and 33 of the 1,000 samples (the rest: Clopper–Pearson at n*)."""
+    511, 28, 923 and 33 of the 1,000 samples (the rest: Clopper–Pearson at n*). Session 28,
+    its union with Clopper–Pearson's wherever k* ≥ 10 (as after a contradicted model):
+    the same coverage, the counts' interval in 989, 1,000, 996 and 966 samples, recall
+    half-width 0.10 → 0.16, 0.07 → 0.19, 0.16 → 0.17, 0.07 → 0.18 (the quiet tail's
+    allowance)."""
     sizes, labelled, fn = SHAPES[shape]
     rng = np.random.default_rng(11)
     truth = TP / (TP + (1 - alpha) * sum(fn))
@@ -73,3 +86,26 @@ def test_recall_and_f1_cover_with_false_negatives_at_large_f(shape: str, alpha: 
         hit += e.ci_low <= truth <= e.ci_high
         counted += e.method == "counts"
     assert hit / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), (hit, counted)
+
+
+def test_a_contradicted_model_hands_the_union_to_its_fallback() -> None:
+    """`f_measure` with a rank model whose local check fails (the labels hold more matches than
+    it allows) falls back to the design-based interval with ``contradicted``: the union of the
+    sample above; with a model that fits, the model's own interval stands."""
+    from types import SimpleNamespace
+
+    from assay.core.measures import LOCAL_LEVEL, f_measure
+    sizes, labelled = [TP, 40, 5000], [TP, 30, 100]
+    s = StratifiedSample(stratum=np.repeat([0, 1, 2], labelled), sizes=np.array(sizes))
+    lab = np.r_[np.ones(TP), np.ones(4), np.zeros(26), np.zeros(100)]
+    pred = np.r_[np.ones(TP), np.zeros(130)]
+
+    def model(local_p: float) -> SimpleNamespace:
+        fit = SimpleNamespace(p_value=0.5, local_p=local_p, local_stratum=1, deviance=1.0, df=1)
+        res = SimpleNamespace(estimate=0.9, ci_low=0.88, ci_high=0.92, std_error=0.01, fit=fit)
+        return SimpleNamespace(predictive=lambda alpha, confidence: res)
+    fell = f_measure(s, lab, pred, 0.0, model=model(LOCAL_LEVEL / 10))
+    assert fell.method == "counts" and fell.ci_low < 0.7       # Clopper–Pearson: 0.822
+    assert fell.extra["model_interval"] == (0.88, 0.92)
+    kept = f_measure(s, lab, pred, 0.0, model=model(0.9))
+    assert (kept.method, kept.ci_low, kept.ci_high) == ("model", 0.88, 0.92)
