@@ -201,10 +201,10 @@ def sparse_false_negative_interval(sample: StratifiedSample, labels: np.ndarray,
     what their strata's neighbours show (module docstring), or None where it does not apply:
     α = 1, no false negative drawn in a partially labelled stratum, ten effective ones or
     more (the normal approximation holds; with ``many`` they are taken too, for the union
-    with Clopper–Pearson's of the module docstring), fewer than ten true positives labelled, or, where
-    predicted positives were labelled in partially labelled strata, fewer than ten effective
-    true positives there (or false positives, α > 0): the simulation takes those as normal
-    (else as known exactly).
+    with Clopper–Pearson's of the module docstring), fewer than ten true positives labelled,
+    or, where predicted positives were labelled in partially labelled strata, fewer than ten
+    effective true positives there (or false positives, α > 0): the simulation takes those
+    as normal (else as known exactly).
 
     >>> from assay.core.totals import StratifiedSample
     >>> s = StratifiedSample(stratum=np.repeat([0, 1, 2], [100, 100, 40]),

@@ -43,16 +43,23 @@ def _draw(rng: np.random.Generator, sizes: list[int], labelled: list[int], fn: l
             np.concatenate(lab), np.concatenate(pred))
 
 
+def _four_at_large_f() -> tuple[StratifiedSample, np.ndarray, np.ndarray]:
+    """A census of the true positives, 4 false negatives in 30 of 40 (f = 0.75), a quiet tail
+    of 5,000 labelled 100 times."""
+    s = StratifiedSample(stratum=np.repeat([0, 1, 2], [TP, 30, 100]),
+                         sizes=np.array([TP, 40, 5000]))
+    lab = np.r_[np.ones(TP), np.ones(4), np.zeros(26), np.zeros(100)]
+    pred = np.r_[np.ones(TP), np.zeros(130)]
+    return s, lab, pred
+
+
 def test_many_events_at_large_f_join_clopper_pearson_with_the_allowance() -> None:
     """4 false negatives seen at f = 0.75: k* = 4/(1 − 0.75) = 16 ≥ 10, so the counts'
     interval alone does not apply: recall's interval is Clopper–Pearson's at n*, and after a
     model the labels contradict, its union with the counts' interval with the neighbours'
-    allowance (session 28: the quiet tail,
-    0 of 100 labelled next to 4 of 30, may hold 4,900·½/101 ≈ 24.3 false negatives)."""
-    sizes, labelled = [TP, 40, 5000], [TP, 30, 100]
-    s = StratifiedSample(stratum=np.repeat([0, 1, 2], labelled), sizes=np.array(sizes))
-    lab = np.r_[np.ones(TP), np.ones(4), np.zeros(26), np.zeros(100)]
-    pred = np.r_[np.ones(TP), np.zeros(130)]
+    allowance (session 28: the quiet tail, 0 of 100 labelled next to 4 of 30, may hold
+    4,900·½/101 ≈ 24.3 false negatives)."""
+    s, lab, pred = _four_at_large_f()
     w, free, partial, _ = sc._draw_parts(s)
     s1, s2 = sc._moments(w, free, lab * (1 - pred), partial)
     assert s1 * s1 / s2 == pytest.approx(16.0)
@@ -95,10 +102,7 @@ def test_a_contradicted_model_hands_the_union_to_its_fallback() -> None:
     from types import SimpleNamespace
 
     from assay.core.measures import LOCAL_LEVEL, f_measure
-    sizes, labelled = [TP, 40, 5000], [TP, 30, 100]
-    s = StratifiedSample(stratum=np.repeat([0, 1, 2], labelled), sizes=np.array(sizes))
-    lab = np.r_[np.ones(TP), np.ones(4), np.zeros(26), np.zeros(100)]
-    pred = np.r_[np.ones(TP), np.zeros(130)]
+    s, lab, pred = _four_at_large_f()
 
     def model(local_p: float) -> SimpleNamespace:
         fit = SimpleNamespace(p_value=0.5, local_p=local_p, local_stratum=1, deviance=1.0, df=1)
