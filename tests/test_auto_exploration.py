@@ -14,6 +14,7 @@ from assay.designs import build_design
 from assay.designs.auto import REACH, exploration_rates
 from assay.designs.settings import AutoSettings, settings_from_dict
 from assay.errors import AssayInputError
+from assay.runs import Collected
 from assay.simulation import collect_known, simulate
 from assay.worlds import WORLDS
 
@@ -49,6 +50,11 @@ def test_exploration_rates_are_the_floored_posterior_means() -> None:
     assert got.tolist() == pytest.approx([0.0, 0.5 / 51, 0.5 / 51, 0.0])
 
 
+def _labelled(col: Collected) -> list[tuple[int, int]]:
+    """(rank − 1, label) of each labelled draw of a run."""
+    return [(d.position, v) for d, v in zip(col.draws, col.labels)]
+
+
 def _bump(explore: float, runs: int = 20) -> tuple[np.ndarray, np.ndarray]:
     """Labels and matches seen in ranks 2,001–8,000 (the bump of the non-monotone world, world
     seed 300) in each of ``runs`` runs at 2,000 labels."""
@@ -59,8 +65,8 @@ def _bump(explore: float, runs: int = 20) -> tuple[np.ndarray, np.ndarray]:
         des = build_design("auto", n=len(y), predictions=pred, score=score, prior=None,
                            budget=2000, rng=np.random.default_rng(70 + r), alpha=0.5,
                            options={"explore": explore})
-        collect_known(des, y, 2000)
-        bump = [v for p, v in des._labels.items() if 2000 <= p < 8000]
+        col = collect_known(des, y, 2000)
+        bump = [v for p, v in _labelled(col) if 2000 <= p < 8000]
         n.append(len(bump))
         k.append(sum(bump))
     return np.array(n), np.array(k)
@@ -131,7 +137,7 @@ def test_at_1000_labels_the_labels_win_where_they_show_the_bump() -> None:
             col = collect_known(des, y, 1000)
             e = estimate_all(des, col, pred, 0.95, {"recall": 0.0})["recall"]
             truth = float((y * pred).sum() / y.sum())
-            seen = sum(lab for pos, lab in des._labels.items() if 2000 <= pos < 6000)
+            seen = sum(lab for pos, lab in _labelled(col) if 2000 <= pos < 6000)
             if seen >= 2:
                 shown.append(e.ci_low <= truth <= e.ci_high)
             elif seen == 0:

@@ -46,7 +46,8 @@ FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to 
 LOCAL_LEVEL = 0.05   # … and below this one for an excess of matches in one stratum (the labels win)
 MODEL_ASSUMES = ("the rank model: where labels are few, unlabelled items follow the match rate "
                  "fitted to the labels along the score ranking (flat top, decay below; past "
-                 "the fully labelled top, a decay at least as fast as 1/rank); matches the "
+                 "the fully labelled top, a decay at least as fast as 1/rank, the interval "
+                 "spanning that fit and a decay no steeper than rank^-3); matches the "
                  "score cannot see, or a rate that rises again where few items are labelled, "
                  "are outside it")
 WEIGHTED_ASSUMES = ("the normal approximation of the importance-weighted estimator: items drawn "
