@@ -122,9 +122,9 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
     ``counts``: gamma bounds on the few seen, and an allowance for those a stratum's
     neighbours suggest it hides; the ``non_monotone`` world at 2,000 labels, recall 0.915 →
     0.975 over 200 runs, narrower where the failures are few elsewhere); the partial strata's
-    false positives, where few (none included), are counted the same way rather than sending
-    F_α back to Clopper–Pearson, and precision with ten or more effective true positives there
-    takes that interval too (:func:`assay.core.stratified_counts.
+    false positives, where few (none included; a few seen since session 29), are counted the
+    same way rather than sending F_α back to Clopper–Pearson, and precision with ten or more
+    effective true positives there takes that interval too (:func:`assay.core.stratified_counts.
     sparse_false_positive_interval`; session 24: dblp_acm at 1,000 labels); ``contradicted``
     (a model the labels contradict gave way to this estimate): few false negatives sampled
     at large fractions take Clopper–Pearson's interval joined with the counts' one (session
