@@ -43,6 +43,23 @@ def _truth(n_fp: int, alpha: float) -> float:
     return tp / (tp + alpha * n_fp + (1 - alpha) * fn)
 
 
+REPS = 1000
+
+
+def _coverage(n_fp: int, alpha: float, reps: int) -> tuple[float, int]:
+    """Coverage of F_α's interval over ``reps`` samples (seed 11) with ``n_fp`` of the 40
+    predicted positives false, and how many took the counts' interval."""
+    rng = np.random.default_rng(11)
+    truth = _truth(n_fp, alpha)
+    hit = counted = 0
+    for _ in range(reps):
+        s, lab, pred = _draws(rng, n_fp)
+        e = f_measures(s, lab, pred, alpha)[0]
+        hit += int(e.ci_low <= truth <= e.ci_high)
+        counted += e.method == "counts"
+    return hit / reps, counted
+
+
 def test_no_false_positive_seen_is_one_event_at_the_stratum_weight() -> None:
     # 20 of 40 labelled, all true: each unseen false positive escapes with probability ½
     s, lab, pred = _draws(np.random.default_rng(3), 0)
@@ -82,16 +99,9 @@ def test_f1_covers_with_few_false_positives(n_fp: int) -> None:
     in the rest; Clopper–Pearson in every run, before, covered 0.949 / 0.958 at 0.197 /
     0.201; with two false positives, before session 29 counted them only when none was seen:
     0.967 at 0.206, 219 runs counted)."""
-    rng = np.random.default_rng(11)
-    truth, reps = _truth(n_fp, 0.5), 1000
-    hit = counted = 0
-    for _ in range(reps):
-        s, lab, pred = _draws(rng, n_fp)
-        e = f_measures(s, lab, pred, 0.5)[0]
-        hit += int(e.ci_low <= truth <= e.ci_high)
-        counted += e.method == "counts"
-    assert counted > (0.9 if n_fp == 0 else 0.1) * reps
-    assert hit / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hit / reps
+    covered, counted = _coverage(n_fp, 0.5, REPS)
+    assert counted > (0.9 if n_fp == 0 else 0.1) * REPS
+    assert covered >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / REPS), covered
 
 
 @pytest.mark.slow
@@ -119,13 +129,6 @@ def test_precision_covers_with_a_few_false_positives_seen(n_fp: int) -> None:
     ≥ 95% − 3 binomial SE with the few false positives counted (measured 1.000 / 0.990 at
     half-width 0.114 / 0.139, the counts' interval in 1,000 / 902 runs; Clopper–Pearson at
     n*, before: 1.000 / 0.990 at 0.148 / 0.170; BENCHMARKS.md, session 29)."""
-    rng = np.random.default_rng(11)
-    truth, reps = _truth(n_fp, 1.0), 1000
-    hit = counted = 0
-    for _ in range(reps):
-        s, lab, pred = _draws(rng, n_fp)
-        p = f_measures(s, lab, pred, 1.0)[0]
-        hit += int(p.ci_low <= truth <= p.ci_high)
-        counted += p.method == "counts"
-    assert counted > 0.8 * reps, counted
-    assert hit / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), hit / reps
+    covered, counted = _coverage(n_fp, 1.0, REPS)
+    assert counted > 0.8 * REPS, counted
+    assert covered >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / REPS), covered
