@@ -38,7 +38,8 @@ def one(args):
         ys = y[order]
         true_h = np.add.reduceat(ys, b[:-1])
         seen = np.zeros(len(b) - 1); nl = np.zeros(len(b) - 1)
-        for pos, lab in zip((d.position for d in col.draws), col.labels):
+        labelled = list(zip((d.position for d in col.draws), col.labels))   # (rank − 1, label)
+        for pos, lab in labelled:
             h = np.searchsorted(b, pos, side="right") - 1
             nl[h] += 1; seen[h] += lab
         tp = (y * pred).sum(); truth = tp / y.sum()
@@ -46,7 +47,7 @@ def one(args):
                         n=nl.tolist(), seen=seen.tolist(), true=true_h.tolist(), size=np.diff(b).tolist(),
                         primary=getattr(e, "method", None), assumes=e.assumes,
                         free=list(e.assumption_free or (None, None)),
-                        bump_seen=int(sum(lab for pos, lab in zip((d.position for d in col.draws), col.labels)
+                        bump_seen=int(sum(lab for pos, lab in labelled
                                           if bump[0] <= pos < bump[1]))))
     return out
 

@@ -1,7 +1,8 @@
 """F_α and precision of a stratified sample whose partially labelled predicted positives
-showed no false positive, or a few (session 29) (assay.core.stratified_counts.unseen_false_positives): Garwood's
+showed no false positive (assay.core.stratified_counts.unseen_false_positives): Garwood's
 bound on one unseen event at the least sampled stratum's weight 1/(−ln(1 − f)), where before
-the whole interval fell back to Clopper–Pearson at Kish's effective size. The shape is the real
+the whole interval fell back to Clopper–Pearson at Kish's effective size; or a few (session
+29, assay.core.stratified_counts.few_false_positives): their gamma bounds. The shape is the real
 pools' (dblp_acm: 18 predicted positives, none false, in a top stratum labelled in part):
 a stratum of 40 predicted positives labelled 20 times, false negatives in two strata below
 it, a quiet tail. Seeded simulation, other seeds than the bench's."""
