@@ -5,6 +5,7 @@ RMSE of each, of their mean and of their inverse-variance composite (weights fro
 intervals' half-widths), and the primary interval's coverage.
 
     python bench/model_vs_design.py CELLS REPS OUT_DIR ['{"cs_imb": 0.25}']
+    python bench/model_vs_design.py --table OUT_DIR      # the table again, from saved runs
 
 CELLS: comma-separated ``pool:budget`` (a pool of ../shared/data/er/) or ``w:world:budget``
 (:data:`assay.worlds.WORLDS`, built from seed 11). The optional JSON holds design options;
@@ -75,17 +76,28 @@ def table(pool: str, budget: int, rows: list) -> list[str]:
         rmse = lambda e: np.sqrt(np.mean((e - t) ** 2))  # noqa: E731
         lines.append(f"| {pool}@{budget} | {m} | {rmse(em):.4f} | {rmse(ed):.4f} | "
                      f"{rmse((em + ed) / 2):.4f} | {rmse(w * ed + (1 - w) * em):.4f} | "
-                     f"{np.mean((lo <= t) & (t <= hi)):.3f} | {np.mean((hi - lo) / 2):.4f} |")
+                     f"{np.mean((lo <= t) & (t <= hi)):.3f} | {np.mean((hi - lo) / 2):.4f} | "
+                     f"{np.mean((dl <= t) & (t <= dh)):.3f} | {np.mean((dh - dl) / 2):.4f} |")
     return lines
 
 
-if __name__ == "__main__":
+HEAD = ("| cell | measure | model RMSE | design RMSE | mean RMSE | composite RMSE | "
+        "primary coverage | primary half-width | design coverage | design half-width |\n"
+        "|---|---|---|---|---|---|---|---|---|---|")
+
+if __name__ == "__main__" and sys.argv[1] == "--table":
+    print(HEAD)
+    for name in sorted(os.listdir(sys.argv[2])):
+        pool, b = name[:-len(".json")].rsplit("_", 1)
+        pool = "w:" + pool[2:] if pool.startswith("w_") else pool
+        rows = json.load(open(os.path.join(sys.argv[2], name)))
+        print("\n".join(table(pool, int(b), rows)))
+elif __name__ == "__main__":
     cells = [c.rsplit(":", 1) for c in sys.argv[1].split(",")]
     reps, out = int(sys.argv[2]), sys.argv[3]
     opts = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     os.makedirs(out, exist_ok=True)
-    print("| cell | measure | model RMSE | design RMSE | mean RMSE | composite RMSE | "
-          "primary coverage | primary half-width |\n|---|---|---|---|---|---|---|---|")
+    print(HEAD)
     with ProcessPoolExecutor(2) as ex:
         for pool, b in cells:
             jobs = [(pool, int(b), range(i, min(i + 10, reps)), opts) for i in range(0, reps, 10)]

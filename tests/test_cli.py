@@ -51,6 +51,8 @@ def test_evaluate_json_and_report(files, design):
     assert "The two intervals" in page and "assumption-free" in page      # issue 11, item 6
     if design == "auto":
         assert "design-based" in page
+        assert "design-based assumes" in page   # it does without the model, not without
+        #                                          an assumption (assay.interfaces.cli_run)
         assert "The model against the labels" in page
 
 

@@ -79,6 +79,8 @@ def render_html(result: EvaluationResult, truth: dict[str, float] | None = None)
         if "design_interval" in e.extra:   # a model-based estimate: the design-based one beside
             lo, hi = e.extra["design_interval"]
             row["design-based"] = f"{e.extra['design_estimate']:.4g} [{lo:.4g}, {hi:.4g}]"
+            row["design-based assumes"] = (e.extra.get("design_assumes")
+                                           or "nothing beyond the design")
         if truth:
             row["truth"] = truth.get(m, float("nan"))
         est_rows.append(row)
