@@ -1,9 +1,11 @@
 """Double sampling (issue 11, 'Honest intervals'): coverage of the corrected recall and precision
 intervals of ``assay stratified``, the delta-method (logit) interval beside the small-count
 Jeffreys interval (:mod:`assay.core.small_counts`, the CLI's default), per regime, with the
-ratio of the estimated to the Monte Carlo variance.
+ratio of the estimated to the Monte Carlo variance; and the assumption-free interval printed beside
+them (:mod:`assay.core.two_phase_bounds`, session 30) on the first ``--free-reps`` repetitions of
+each population.
 
-    python bench/double_sampling.py [--reps 1000] [--populations 5] [--draws 4000]
+    python bench/double_sampling.py [--reps 1000] [--populations 5] [--draws 4000] [--free-reps 100]
 
 Writes bench/out/double_sampling.md (and .json). The regimes (on
 assay.worlds.assessor_error_world; bench/adversarial.py used to run the first four), one where hidden false
@@ -31,6 +33,7 @@ from assay.core.allocation import allocate_by_rule  # noqa: E402
 from assay.core.double_sampling import allocate_adjudication  # noqa: E402
 from assay.core.small_counts import jeffreys_two_phase_intervals  # noqa: E402
 from assay.core.two_phase import SampleCounts, estimate_arrays, interval  # noqa: E402
+from assay.core.two_phase_bounds import run_bounds  # noqa: E402
 from assay.simulation import make_population, simulate_two_phase  # noqa: E402
 from assay.worlds import assessor_error_world  # noqa: E402
 
@@ -71,7 +74,8 @@ def _world(label: str, p: int, seed: int, reps: int):
     return pop, simulate_two_phase(pop, n, w.adjudications, reps, rng, allocate=fn)
 
 
-def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 11) -> dict:
+def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 11,
+               free_reps: int = 100) -> dict:
     per_pop = []
     t0 = time.perf_counter()
     for p in range(populations):
@@ -80,11 +84,19 @@ def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 
         r = estimate_arrays(sc)
         K = len(pop.run_ids)
         res = {m: {k: np.zeros((reps, K)) for k in ("dlo", "dhi", "jlo", "jhi")} for m in MEASURES}
+        nf = min(free_reps, reps)
+        for m in MEASURES:
+            res[m]["flo"], res[m]["fhi"] = np.zeros((nf, K)), np.zeros((nf, K))
         for b in range(reps):
             one = SampleCounts(sc.population, sc.patterns, sc.assessable, sc.fallible,
                                sc.first[b], sc.second[b], sc.relevant[b], sc.run_ids, sc.strata)
             pt = {k: v[b] for k, v in r.items()}
             iv = jeffreys_two_phase_intervals(one, draws=draws, seed=b, point=pt).bounds
+            if b < nf:    # simulate_two_phase puts stratum l's documents in run-pattern l
+                fb = run_bounds(one, 0.95, pattern_sizes=np.diag(pop.sizes))
+                for m in MEASURES:
+                    for k, run in enumerate(pop.run_ids):
+                        res[m]["flo"][b, k], res[m]["fhi"][b, k] = fb[run][m]
             for m in MEASURES:
                 res[m]["jlo"][b], res[m]["jhi"][b] = iv[m]
                 for k in range(K):
@@ -102,7 +114,9 @@ def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 
                 "delta_hw": ((x["dhi"] - x["dlo"]) / 2).mean(0), "jeff_hw": hw_j.mean(0),
                 "delta_zero": (x["dhi"] == x["dlo"]).mean(0), "jeff_zero": (hw_j == 0).mean(0),
                 "delta_ratio": v.mean(0) / mc, "jeff_ratio": ((hw_j / Z) ** 2).mean(0) / mc,
-                "bias": e.mean(0) - t, "sd": e.std(0)}
+                "bias": e.mean(0) - t, "sd": e.std(0),
+                "free_cov": ((x["flo"] <= t + 1e-12) & (t <= x["fhi"] + 1e-12)).mean(0),
+                "free_hw": ((x["fhi"] - x["flo"]) / 2).mean(0)}
         per_pop.append(out)
     agg = {}
     for m in MEASURES:
@@ -111,7 +125,8 @@ def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 
             vals = np.array([pp[m][k] for pp in per_pop])
             agg[m][k + "_range"] = [vals.min(0).tolist(), vals.max(0).tolist()]
     return {"regime": label, "reps": reps, "populations": populations, "draws": draws,
-            "seconds": time.perf_counter() - t0, "measures": agg}
+            "free_reps": min(free_reps, reps), "seconds": time.perf_counter() - t0,
+            "measures": agg}
 
 
 def _pair(xs, p=3, rng=None) -> str:
@@ -141,14 +156,17 @@ def markdown(results: list[dict], command: str) -> str:
         f"pooled coverage ±{tol:.3f} (1.96 SD at {n:,}; ±{tol1:.3f} for one population of "
         f"{r0['reps']:,}). Variance ratio: `delta` = mean delta-method variance ÷ Monte Carlo "
         "variance of the estimate; `jeffreys` = mean (half-width / 1.96)² ÷ Monte Carlo "
-        "variance (the variance its interval implies). Runs A / B (one run in the last regime).",
+        "variance (the variance its interval implies). Runs A / B (one run in the last regime). "
+        f"`free`: the assumption-free interval (exact two-phase bounds, "
+        f"assay.core.two_phase_bounds) on the first {r0.get('free_reps', 0):,} repetitions of "
+        "each population: its coverage and mean half-width.",
         ""]
     for m in MEASURES:
         lines += [f"## Corrected {m}", "",
                   "| regime | cov delta | cov jeffreys | jeffreys misses (truth below / above) | "
                   "half-width delta / jeffreys | zero-width delta / jeffreys | var ratio delta |"
-                  " var ratio jeffreys | bias | SD |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  " var ratio jeffreys | bias | SD | free cov / half-width |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results:
             a = r["measures"][m]
             lines.append(
@@ -159,7 +177,8 @@ def markdown(results: list[dict], command: str) -> str:
                 f"{_pair(a['delta_zero'])} ; {_pair(a['jeff_zero'])} | "
                 f"{_pair(a['delta_ratio'], 2, a['delta_ratio_range'])} | "
                 f"{_pair(a['jeff_ratio'], 2, a['jeff_ratio_range'])} | "
-                f"{_pair(a['bias'], 4)} | {_pair(a['sd'], 4)} |")
+                f"{_pair(a['bias'], 4)} | {_pair(a['sd'], 4)} | "
+                f"{_pair(a.get('free_cov', []))} ; {_pair(a.get('free_hw', []))} |")
         lines.append("")
     secs = sum(r["seconds"] for r in results)
     lines += [f"Total time {secs / 60:.1f} min (one process).", ""]
@@ -171,12 +190,13 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--populations", type=int, default=5)
     ap.add_argument("--draws", type=int, default=4000)
+    ap.add_argument("--free-reps", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "double_sampling.md"))
     a = ap.parse_args()
     command = "python bench/double_sampling.py " + " ".join(sys.argv[1:])
     results = []
     for label in REGIMES:
-        results.append(run_regime(label, a.reps, a.populations, a.draws))
+        results.append(run_regime(label, a.reps, a.populations, a.draws, free_reps=a.free_reps))
         print(f"{label[:60]}: {results[-1]['seconds']:.0f}s", file=sys.stderr, flush=True)
         out = Path(a.out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,8 @@ from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, 
 from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
 from assay.core.two_phase import estimate_dict as _interval_dict
+from assay.core.two_phase_bounds import (pattern_strata_sizes, primary_assumes, run_bounds,
+                                         topics_bounds, yield_bounds)
 from assay.errors import AssayInputError
 from assay.formats.trec import (SampleRow, atomic_write_text, read_collection, read_qrels,
                                 read_runs, read_sample, write_sample)
@@ -189,16 +191,36 @@ def adjudicate(ctx: typer.Context,
     typer.echo(f"wrote {len(out_rows)} documents to adjudicate to {out}", err=True)
 
 
-def _report(ds: TopicEstimate, naive: TopicEstimate) -> dict:
+def _named(e, assumes: str, free: tuple[float, float]) -> dict:
+    """An estimate's JSON with what its interval assumes and the assumption-free interval
+    beside it (issue 11, must-have 3; :mod:`assay.core.two_phase_bounds`)."""
+    return {**_interval_dict(e), "assumes": assumes,
+            "assumption_free": {"ci_low": free[0], "ci_high": free[1]}}
+
+
+def _report(ds: TopicEstimate, naive: TopicEstimate, free: tuple, assumes: tuple[str, str]
+            ) -> dict:
+    """``free``: (corrected, naive) × (run bounds, yield bounds); ``assumes``: (corrected,
+    naive)."""
+    ms = ("recall", "precision", "f1")
     runs = {}
     for run, est in ds.runs.items():
         nv = naive.runs[run]
-        runs[run] = {**{m: _interval_dict(est[m]) for m in ("recall", "precision", "f1")},
-                     "naive": {m: _interval_dict(nv[m]) for m in ("recall", "precision", "f1")}}
-    return {"runs": runs, "yield": _interval_dict(ds.yield_),
-            "naive_yield": _interval_dict(naive.yield_),
+        runs[run] = {**{m: _named(est[m], assumes[0], free[0][0][run][m]) for m in ms},
+                     "naive": {m: _named(nv[m], assumes[1], free[1][0][run][m]) for m in ms}}
+    return {"runs": runs, "yield": _named(ds.yield_, assumes[0], free[0][1]),
+            "naive_yield": _named(naive.yield_, assumes[1], free[1][1]),
             "unassessable_share": _interval_dict(ds.unassessable_share),
             "strata": ds.strata, "notes": list(ds.notes)}
+
+
+def _free(scs: list, sizes: list, confidence: float) -> tuple:
+    """The assumption-free run and yield bounds of one topic or of the mean over topics."""
+    share = 1.0 / len(scs)
+    runs = (run_bounds(scs[0], confidence, pattern_sizes=sizes[0]) if len(scs) == 1
+            else topics_bounds(scs, confidence, sizes))
+    ys = [yield_bounds(sc, confidence, share) for sc in scs]
+    return runs, (float(np.mean([y[0] for y in ys])), float(np.mean([y[1] for y in ys])))
 
 
 @app.command("estimate", context_settings=_EXTRA)
@@ -267,7 +289,9 @@ def estimate_cmd(ctx: typer.Context,
                                       adj_rows)
     appealed = inputs.read_appeals(appeals)
     topics_out: dict[str, dict] = {}
-    ds_list, nv_list = [], []
+    ds_list, nv_list, sc_list, size_list = [], [], [], []
+    assumes = (primary_assumes(adjudication_sample is not None, interval_method),
+               primary_assumes(False, interval_method))
     unsampled = sorted(set(rs.topics()) - {r.topic for r in rows_all})
     for topic, rows in sorted(inputs.by_topic(rows_all).items()):
         for r in rows:
@@ -311,7 +335,12 @@ def estimate_cmd(ctx: typer.Context,
         ds = TopicEstimate(ds.yield_, ds.unassessable_share, ds.runs, ds.strata,
                            tuple(notes) + ds.notes)
         ignored = len(set(file_qrels.get(topic, {})) - {r.docno for r in rows})
-        rep = _report(ds, nv)
+        sizes = inputs.pattern_index(names, pats)
+        sizes = None if sizes is None else pattern_strata_sizes(sc, sizes)
+        sc_list.append(sc)
+        size_list.append(sizes)
+        rep = _report(ds, nv, (_free([sc], [sizes], confidence),
+                               _free([sc.naive()], [sizes], confidence)), assumes)
         if adjudication_sample is not None:
             rates = {e.stratum: e.to_dict() for e in error_rates(sc)}
             for st in rep["strata"]:
@@ -326,7 +355,10 @@ def estimate_cmd(ctx: typer.Context,
         result["topic"] = next(iter(topics_out))
     else:
         result = _report(mean_over_topics(ds_list, confidence, interval_method),
-                         mean_over_topics(nv_list, confidence, interval_method))
+                         mean_over_topics(nv_list, confidence, interval_method),
+                         (_free(sc_list, size_list, confidence),
+                          _free([sc.naive() for sc in sc_list], size_list, confidence)),
+                         assumes)
         result.pop("strata")
         result["mean_over_topics"] = len(topics_out)
         result["topics"] = topics_out

@@ -131,6 +131,22 @@ def through_store(store: str, dataset: str, assessor: str, adjudicator: str, rep
         st.close()
 
 
+def pattern_index(names: list[str], patterns: np.ndarray) -> np.ndarray | None:
+    """Each stratum's row of ``patterns`` (G, K) where the strata are run-pattern names (one
+    0/1 digit per run, as :func:`check_patterns` enforces); None for other strata.
+
+    >>> pattern_index(["01", "10"], np.array([[True, False], [False, True]])).tolist()
+    [1, 0]
+    >>> pattern_index(["a", "b"], np.array([[True], [False]])) is None
+    True
+    """
+    K = np.asarray(patterns).shape[1]
+    if not all(len(n) == K and set(n) <= {"0", "1"} for n in names):
+        return None
+    row = {"".join("1" if x else "0" for x in p): g for g, p in enumerate(np.asarray(patterns))}
+    return np.array([row.get(n, -1) for n in names])
+
+
 def check_patterns(rows, bits, names, sample, order) -> None:
     """If strata are run-pattern names (one 0/1 digit per run), each document must match."""
     K = len(order)

@@ -92,9 +92,20 @@ def test_design_adjudicate_estimate_end_to_end(tmp_path):
             iv = out["runs"][run][m]
             assert iv["ci_low"] <= iv["estimate"] <= iv["ci_high"]
             assert set(out["runs"][run]["naive"][m]) >= {"estimate", "ci_low", "ci_high"}
+            # issue 11, must-have 3: the primary names what it assumes; the assumption-free
+            # interval (exact two-phase bounds) is beside it and holds the truth here
+            for block, says in ((iv, "adjudications are correct"),
+                                (out["runs"][run]["naive"][m], "assessments are correct")):
+                assert says in block["assumes"]
+                free = block["assumption_free"]
+                assert 0 <= free["ci_low"] <= free["ci_high"] <= 1
+            if m == "recall":
+                free = iv["assumption_free"]
+                assert free["ci_low"] <= truth["101"][run] <= free["ci_high"]
         rec = out["runs"][run]["recall"]
         assert rec["ci_low"] - 0.1 < truth["101"][run] < rec["ci_high"] + 0.1
-    assert set(out["yield"]) >= {"estimate", "ci_low", "ci_high"}
+    assert set(out["yield"]) >= {"estimate", "ci_low", "ci_high", "assumes", "assumption_free"}
+    assert out["yield"]["assumption_free"]["ci_low"] <= out["yield"]["assumption_free"]["ci_high"]
     assert out["unassessable_share"]["estimate"] > 0
     rates = [st["error_rates"] for st in out["strata"] if "error_rates" in st]
     assert rates and all(0 <= r["fpr"] <= 1 and 0 <= r["fnr"] <= 1 for r in rates)
@@ -115,6 +126,14 @@ def test_several_topics_give_per_topic_results_and_mean(tmp_path):
     mean = np.mean([out["topics"][t]["runs"]["A"]["recall"]["estimate"] for t in ("101", "102")])
     assert out["runs"]["A"]["recall"]["estimate"] == pytest.approx(mean)
     assert out["confidence"] == 0.9
+    # the mean's assumption-free interval spends the error over the topics: wider than the
+    # mean of the topics' own
+    free = out["runs"]["A"]["recall"]["assumption_free"]
+    own = [out["topics"][t]["runs"]["A"]["recall"]["assumption_free"] for t in ("101", "102")]
+    assert free["ci_low"] <= np.mean([f["ci_low"] for f in own]) + 1e-12
+    assert free["ci_high"] >= np.mean([f["ci_high"] for f in own]) - 1e-12
+    assert "assessments are correct" in out["runs"]["A"]["recall"]["assumes"]
+    assert "delta-method" in out["runs"]["A"]["recall"]["assumes"]
 
 
 @pytest.mark.parametrize("case", ["run_fields", "unknown_doc", "bad_rel", "missing_file",
