@@ -24,13 +24,14 @@ from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, 
                               draw_adjudication, error_rates)
 from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
-from assay.core.two_phase import estimate_dict as _interval_dict
-from assay.core.two_phase_bounds import (pattern_strata_sizes, primary_assumes, run_bounds,
-                                         topics_bounds, yield_bounds)
+from assay.core.two_phase_bounds import pattern_strata_sizes, primary_assumes
 from assay.errors import AssayInputError
 from assay.formats.trec import (SampleRow, atomic_write_text, read_collection, read_qrels,
                                 read_runs, read_sample, write_sample)
 from assay.interfaces import stratified_inputs as inputs
+from assay.interfaces.stratified_report import free_bounds as _free
+from assay.interfaces.stratified_report import report as _report
+from assay.interfaces.stratified_report import summary_lines
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Stratified evaluation of many runs with assessor-error correction.")
@@ -191,38 +192,6 @@ def adjudicate(ctx: typer.Context,
     typer.echo(f"wrote {len(out_rows)} documents to adjudicate to {out}", err=True)
 
 
-def _named(e, assumes: str, free: tuple[float, float]) -> dict:
-    """An estimate's JSON with what its interval assumes and the assumption-free interval
-    beside it (issue 11, must-have 3; :mod:`assay.core.two_phase_bounds`)."""
-    return {**_interval_dict(e), "assumes": assumes,
-            "assumption_free": {"ci_low": free[0], "ci_high": free[1]}}
-
-
-def _report(ds: TopicEstimate, naive: TopicEstimate, free: tuple, assumes: tuple[str, str]
-            ) -> dict:
-    """``free``: (corrected, naive) × (run bounds, yield bounds); ``assumes``: (corrected,
-    naive)."""
-    ms = ("recall", "precision", "f1")
-    runs = {}
-    for run, est in ds.runs.items():
-        nv = naive.runs[run]
-        runs[run] = {**{m: _named(est[m], assumes[0], free[0][0][run][m]) for m in ms},
-                     "naive": {m: _named(nv[m], assumes[1], free[1][0][run][m]) for m in ms}}
-    return {"runs": runs, "yield": _named(ds.yield_, assumes[0], free[0][1]),
-            "naive_yield": _named(naive.yield_, assumes[1], free[1][1]),
-            "unassessable_share": _interval_dict(ds.unassessable_share),
-            "strata": ds.strata, "notes": list(ds.notes)}
-
-
-def _free(scs: list, sizes: list, confidence: float) -> tuple:
-    """The assumption-free run and yield bounds of one topic or of the mean over topics."""
-    share = 1.0 / len(scs)
-    runs = (run_bounds(scs[0], confidence, pattern_sizes=sizes[0]) if len(scs) == 1
-            else topics_bounds(scs, confidence, sizes))
-    ys = [yield_bounds(sc, confidence, share) for sc in scs]
-    return runs, (float(np.mean([y[0] for y in ys])), float(np.mean([y[1] for y in ys])))
-
-
 @app.command("estimate", context_settings=_EXTRA)
 @_guard
 def estimate_cmd(ctx: typer.Context,
@@ -369,6 +338,8 @@ def estimate_cmd(ctx: typer.Context,
     result["interval"] = interval_method
     result["double_sampling"] = adjudication_sample is not None
     atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
+    for line in summary_lines(result):
+        typer.echo(line, err=True)
     typer.echo(f"wrote {json_out}", err=True)
 
 

@@ -86,6 +86,7 @@ def test_design_adjudicate_estimate_end_to_end(tmp_path):
         assert float(p) <= sample[d]                       # π1·π2 ≤ π1
     r = _estimate(tmp_path)
     assert r.exit_code == 0, r.output
+    assert "(assumption-free [" in r.stderr and "trust the assumption-free ones" in r.stderr
     out = json.loads((tmp_path / "out.json").read_text())
     for run in ("A", "B"):
         for m in ("recall", "precision", "f1"):
