@@ -95,6 +95,28 @@ def hypergeometric_lower(size: np.ndarray, n: np.ndarray, x: np.ndarray,
     return np.where(x <= 0, 0, np.where(first_bad, below + 1, x))
 
 
+def count_bounds_each(size: np.ndarray, n: np.ndarray, x_lo: np.ndarray, x_hi: np.ndarray,
+                      a: float) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise exact bounds (K⁻, K⁺) on a count among ``size`` items of which ``n`` were
+    sampled at random and ``x_lo``…``x_hi`` hold it: all sampled gives x; none, [0, size];
+    in part, the hypergeometric bounds at error ``a`` (module docstring; K⁻ from x_lo, K⁺ from
+    x_hi, each monotone in x). Integer arrays of one shape.
+
+    >>> lo, hi = count_bounds_each(np.array([10, 1000, 50]), np.array([10, 100, 0]),
+    ...                            np.array([4, 0, 0]), np.array([4, 0, 0]), 0.025)
+    >>> lo.tolist(), hi.tolist()
+    ([4, 0, 0], [4, 34, 50])
+    """
+    full = n >= size
+    part = (n > 0) & ~full
+    lo = np.where(full, x_lo, 0)
+    hi = np.where(full, x_hi, size - n + x_hi)
+    if part.any():
+        lo[part] = hypergeometric_lower(size[part], n[part], x_lo[part], a)
+        hi[part] = hypergeometric_upper(size[part], n[part], x_hi[part], a)
+    return lo, hi
+
+
 def measure_bounds(tp: tuple[np.ndarray, np.ndarray], fn: tuple[np.ndarray, np.ndarray],
                    pp: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """[F(TP⁻, FN⁺), F(TP⁺, FN⁻)] for F_α = TP/(α·PP + (1 − α)(TP + FN)), per system; 0/0 is
@@ -125,16 +147,9 @@ def stratified_bounds(sizes: np.ndarray, n_h: np.ndarray, x_h: np.ndarray,
     sizes = np.asarray(sizes, np.int64)
     n_h = np.asarray(n_h, np.int64)
     x = np.asarray(x_h, np.int64)
-    partial = (n_h > 0) & (n_h < sizes)
-    k = int(partial.sum())
-    a = error / max(k, 1)
+    k = int(((n_h > 0) & (n_h < sizes)).sum())
     N, n = sizes[:, None] + 0 * x, n_h[:, None] + 0 * x
-    lo = np.where(n == N, x, 0)
-    hi = np.where(n == N, x, N - n + x)
-    if k:
-        rows = np.flatnonzero(partial)
-        lo[rows] = hypergeometric_lower(N[rows], n[rows], x[rows], a)
-        hi[rows] = hypergeometric_upper(N[rows], n[rows], x[rows], a)
+    lo, hi = count_bounds_each(N, n, x, x, error / max(k, 1))
     return lo.sum(axis=0), hi.sum(axis=0), k
 
 
@@ -215,5 +230,5 @@ def assumption_free_many(labels: np.ndarray, predictions: np.ndarray, pool_size:
     return out
 
 
-__all__ = ["assumption_free", "assumption_free_many", "hypergeometric_lower", "hypergeometric_upper", "measure_bounds",
-           "stratified_bounds"]
+__all__ = ["assumption_free", "assumption_free_many", "count_bounds_each",
+           "hypergeometric_lower", "hypergeometric_upper", "measure_bounds", "stratified_bounds"]

@@ -46,7 +46,7 @@ from typing import Callable
 
 import numpy as np
 
-from assay.core.bounds import hypergeometric_lower, hypergeometric_upper
+from assay.core.bounds import count_bounds_each
 from assay.core.two_phase import RUN_MEASURES, SampleCounts
 
 __all__ = ["count_bounds", "pattern_strata_sizes", "primary_assumes", "run_bounds",
@@ -121,21 +121,11 @@ def count_bounds(sc: SampleCounts, cells: np.ndarray, groups: np.ndarray, releva
     else:
         M = np.asarray(pattern_sizes, np.int64)[:, np.asarray(groups, bool)].sum(axis=1)
         n1 = first[:, :, np.asarray(groups, bool)].sum(axis=(1, 2))
-    part2, part1 = _partial(n2, N2), _partial(n1, M)
-    k = int(part2.sum() + part1.sum())
+    k = int(_partial(n2, N2).sum() + _partial(n1, M).sum())
 
     def at(a: float) -> tuple[float, float]:
-        lo2 = np.where(n2 >= N2, x, 0)
-        hi2 = np.where(n2 >= N2, x, N2 - n2 + x)
-        if part2.any():
-            lo2[part2] = hypergeometric_lower(N2[part2], n2[part2], x[part2], a)
-            hi2[part2] = hypergeometric_upper(N2[part2], n2[part2], x[part2], a)
-        xl, xh = lo2.sum(axis=(1, 2)), hi2.sum(axis=(1, 2))
-        lo1 = np.where(n1 >= M, xl, 0)
-        hi1 = np.where(n1 >= M, xh, M - n1 + xh)
-        if part1.any():
-            lo1[part1] = hypergeometric_lower(M[part1], n1[part1], xl[part1], a)
-            hi1[part1] = hypergeometric_upper(M[part1], n1[part1], xh[part1], a)
+        lo2, hi2 = count_bounds_each(N2, n2, x, x, a)                # second phase, per cell
+        lo1, hi1 = count_bounds_each(M, n1, lo2.sum(axis=(1, 2)), hi2.sum(axis=(1, 2)), a)
         return float(lo1.sum()), float(hi1.sum())
     return k, at
 
@@ -174,8 +164,9 @@ def run_bounds(sc: SampleCounts, confidence: float = 0.95, error_share: float = 
         for m, alpha in RUN_MEASURES.items():
             used = [tp] + ([fp] if alpha > 0 else []) + ([fn] if alpha < 1 else [])
             a = side / max(sum(k for k, _ in used), 1)
-            t, p, n = tp[1](a), fp[1](a) if alpha > 0 else (0.0, 0.0), \
-                fn[1](a) if alpha < 1 else (0.0, 0.0)
+            t = tp[1](a)
+            p = fp[1](a) if alpha > 0 else (0.0, 0.0)
+            n = fn[1](a) if alpha < 1 else (0.0, 0.0)
             res[m] = (_f(t[0], p[1], n[1], alpha, 0.0), _f(t[1], p[0], n[0], alpha, 1.0))
         out[run] = res
     return out

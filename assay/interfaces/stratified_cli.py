@@ -299,17 +299,18 @@ def estimate_cmd(ctx: typer.Context,
         if appeals is not None:
             ap = np.array([r.docno in appealed.get(topic, set()) for r in rows])
         sc = build_counts(M, pats, s, g.ravel(), fal, true, ap, rs.order, names)
-        nv = estimate(sc.naive(), confidence, interval_method)
+        sc_naive = sc.naive()
+        nv = estimate(sc_naive, confidence, interval_method)
         ds = estimate(sc, confidence, interval_method)
         ds = TopicEstimate(ds.yield_, ds.unassessable_share, ds.runs, ds.strata,
                            tuple(notes) + ds.notes)
         ignored = len(set(file_qrels.get(topic, {})) - {r.docno for r in rows})
         sizes = inputs.pattern_index(names, pats)
         sizes = None if sizes is None else pattern_strata_sizes(sc, sizes)
-        sc_list.append(sc)
+        sc_list.append((sc, sc_naive))
         size_list.append(sizes)
         rep = _report(ds, nv, (_free([sc], [sizes], confidence),
-                               _free([sc.naive()], [sizes], confidence)), assumes)
+                               _free([sc_naive], [sizes], confidence)), assumes)
         if adjudication_sample is not None:
             rates = {e.stratum: e.to_dict() for e in error_rates(sc)}
             for st in rep["strata"]:
@@ -325,8 +326,8 @@ def estimate_cmd(ctx: typer.Context,
     else:
         result = _report(mean_over_topics(ds_list, confidence, interval_method),
                          mean_over_topics(nv_list, confidence, interval_method),
-                         (_free(sc_list, size_list, confidence),
-                          _free([sc.naive() for sc in sc_list], size_list, confidence)),
+                         tuple(_free([c[i] for c in sc_list], size_list, confidence)
+                               for i in (0, 1)),
                          assumes)
         result.pop("strata")
         result["mean_over_topics"] = len(topics_out)

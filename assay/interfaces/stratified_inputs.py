@@ -10,6 +10,7 @@ from typing import List, Optional
 import numpy as np
 import typer
 
+from assay.core.strata import pattern_name
 from assay.errors import AssayInputError
 from assay.formats.trec import Runs, SampleRow
 
@@ -140,20 +141,24 @@ def pattern_index(names: list[str], patterns: np.ndarray) -> np.ndarray | None:
     >>> pattern_index(["a", "b"], np.array([[True], [False]])) is None
     True
     """
-    K = np.asarray(patterns).shape[1]
-    if not all(len(n) == K and set(n) <= {"0", "1"} for n in names):
+    if not _pattern_names(names, np.asarray(patterns).shape[1]):
         return None
-    row = {"".join("1" if x else "0" for x in p): g for g, p in enumerate(np.asarray(patterns))}
+    row = {pattern_name(p): g for g, p in enumerate(np.asarray(patterns))}
     return np.array([row.get(n, -1) for n in names])
+
+
+def _pattern_names(names: list[str], runs: int) -> bool:
+    """The strata are run-pattern names: one 0/1 digit per run."""
+    return all(len(n) == runs and set(n) <= {"0", "1"} for n in names)
+
 
 
 def check_patterns(rows, bits, names, sample, order) -> None:
     """If strata are run-pattern names (one 0/1 digit per run), each document must match."""
-    K = len(order)
-    if not all(len(n) == K and set(n) <= {"0", "1"} for n in names):
+    if not _pattern_names(names, len(order)):
         return
     for r, b in zip(rows, bits):
-        pat = "".join("1" if x else "0" for x in b)
+        pat = pattern_name(b)
         if pat != r.stratum:
             raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
                              f"but the runs ({', '.join(order)}) give pattern {pat}; expected "

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.core.two_phase import TopicEstimate
+from assay.core.two_phase import RUN_MEASURES, TopicEstimate
 from assay.core.two_phase import estimate_dict as _interval_dict
-from assay.core.two_phase_bounds import run_bounds, topics_bounds, yield_bounds
+from assay.core.two_phase_bounds import topics_bounds, yield_bounds
 
 __all__ = ["free_bounds", "named", "report", "summary_lines"]
 
@@ -23,7 +23,7 @@ def report(ds: TopicEstimate, naive: TopicEstimate, free: tuple, assumes: tuple[
            ) -> dict:
     """``free``: (corrected, naive) × (run bounds, yield bounds); ``assumes``: (corrected,
     naive)."""
-    ms = ("recall", "precision", "f1")
+    ms = tuple(RUN_MEASURES)
     runs = {}
     for run, est in ds.runs.items():
         nv = naive.runs[run]
@@ -36,11 +36,10 @@ def report(ds: TopicEstimate, naive: TopicEstimate, free: tuple, assumes: tuple[
 
 
 def free_bounds(scs: list, sizes: list, confidence: float) -> tuple:
-    """The assumption-free run and yield bounds of one topic or of the mean over topics."""
-    share = 1.0 / len(scs)
-    runs = (run_bounds(scs[0], confidence, pattern_sizes=sizes[0]) if len(scs) == 1
-            else topics_bounds(scs, confidence, sizes))
-    ys = [yield_bounds(sc, confidence, share) for sc in scs]
+    """The assumption-free run and yield bounds of one topic or of the mean over topics (one
+    topic: its own bounds, the error not split)."""
+    runs = topics_bounds(scs, confidence, sizes)
+    ys = [yield_bounds(sc, confidence, 1.0 / len(scs)) for sc in scs]
     return runs, (float(np.mean([y[0] for y in ys])), float(np.mean([y[1] for y in ys])))
 
 
@@ -56,7 +55,7 @@ def summary_lines(result: dict) -> list[str]:
     out, assumes = [], set()
     for run, ms in result["runs"].items():
         parts = []
-        for m in ("recall", "precision", "f1"):
+        for m in RUN_MEASURES:
             if m in ms:
                 e, f = ms[m], ms[m]["assumption_free"]
                 assumes.add(e["assumes"])
