@@ -252,13 +252,15 @@ def simulate_two_phase(pop: Population, allocation: Sequence[int], adjudications
     relevant[:, idx, 1, idx] = r0
     relevant[:, idx, 2, idx] = r1
     # cells with no adjudication: fallible labels taken as true (as build_counts does)
+    filled = np.zeros((reps, L, C), bool)
     for c, lab in ((1, 0), (2, 1)):
         miss = (second[:, idx, c, idx] == 0) & (first[:, idx, c, idx] > 0)
+        filled[:, :, c] = miss
         second[:, idx, c, idx] = np.where(miss, first[:, idx, c, idx], second[:, idx, c, idx])
         relevant[:, idx, c, idx] = np.where(miss, first[:, idx, c, idx] * lab,
                                             relevant[:, idx, c, idx])
     return SampleCounts(base.population, base.patterns, base.assessable, base.fallible, first,
-                        second, relevant, pop.run_ids, pop.strata)
+                        second, relevant, pop.run_ids, pop.strata, filled=filled)
 
 
 def _hyper(rng: np.random.Generator, good, bad, n) -> np.ndarray:

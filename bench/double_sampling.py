@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from assay.core.allocation import allocate_by_rule  # noqa: E402
 from assay.core.double_sampling import allocate_adjudication  # noqa: E402
 from assay.core.small_counts import jeffreys_two_phase_intervals  # noqa: E402
-from assay.core.two_phase import SampleCounts, estimate_arrays, interval  # noqa: E402
+from assay.core.two_phase import estimate_arrays, interval  # noqa: E402
 from assay.core.two_phase_bounds import run_bounds  # noqa: E402
 from assay.simulation import make_population, simulate_two_phase  # noqa: E402
 from assay.worlds import assessor_error_world  # noqa: E402
@@ -88,8 +88,7 @@ def run_regime(label: str, reps: int, populations: int, draws: int, seed: int = 
         for m in MEASURES:
             res[m]["flo"], res[m]["fhi"] = np.zeros((nf, K)), np.zeros((nf, K))
         for b in range(reps):
-            one = SampleCounts(sc.population, sc.patterns, sc.assessable, sc.fallible,
-                               sc.first[b], sc.second[b], sc.relevant[b], sc.run_ids, sc.strata)
+            one = sc.one(b)
             pt = {k: v[b] for k, v in r.items()}
             iv = jeffreys_two_phase_intervals(one, draws=draws, seed=b, point=pt).bounds
             if b < nf:    # simulate_two_phase puts stratum l's documents in run-pattern l

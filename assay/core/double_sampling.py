@@ -197,9 +197,11 @@ def build_counts(population: Sequence[int], patterns: np.ndarray, doc_stratum: n
     np.add.at(relevant, (s[use], cell[use], g[use]), (true[use] == 1).astype(np.int64))
     cell_names = ["unassessable", "assessed not relevant", "assessed relevant",
                   "assessed not relevant, appealed", "assessed relevant, appealed"]
+    filled = np.zeros((L, C), bool)
     for l in range(L):
         for c in range(1, C):
             if first[l, c].sum() > 0 and second[l, c].sum() == 0:
+                filled[l, c] = True
                 second[l, c] = first[l, c]
                 relevant[l, c] = first[l, c] if cell_fallible[c] == 1 else 0
                 notes.append(f"stratum {names[l]}: no adjudication among the "
@@ -209,7 +211,8 @@ def build_counts(population: Sequence[int], patterns: np.ndarray, doc_stratum: n
                 notes.append(f"stratum {names[l]}: a single adjudication among the documents "
                              f"{cell_names[c]}; its within-cell variance cannot be estimated (0)")
     return SampleCounts(population, patterns, assessable, cell_fallible, first, second, relevant,
-                        tuple(run_ids), tuple(names), tuple(notes))
+                        tuple(run_ids), tuple(names), tuple(notes),
+                        filled if filled.any() else None)
 
 
 def allocate_adjudication(sc: SampleCounts, budget: int, *, run: int | None = None,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -61,6 +61,10 @@ class SampleCounts:
     * ``fallible[c]`` — the fallible label of cell c (−1, 0 or 1).
     * ``first`` — N'_lcg first-phase (assessed) documents; ``second`` — n_lcg of them whose
       true label is known; ``relevant`` — how many of those are truly relevant.
+    * ``filled`` — (..., L, C) cells with no adjudication whose ``second`` and ``relevant``
+      were filled from the assessments (taken as true, as the notes say); the estimator uses
+      them so, the assumption-free bounds of :mod:`assay.core.two_phase_bounds` do not. None:
+      no such cell (and in :meth:`naive`, where every cell is the assessments by design).
     """
     population: np.ndarray
     patterns: np.ndarray
@@ -72,6 +76,7 @@ class SampleCounts:
     run_ids: tuple[str, ...] = ()
     strata: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    filled: np.ndarray | None = None
 
     def naive(self) -> "SampleCounts":
         """The same first-phase sample read as if the fallible labels were the truth."""
@@ -79,6 +84,19 @@ class SampleCounts:
         rel = first * (self.fallible == 1)[:, None]
         return SampleCounts(self.population, self.patterns, self.assessable, self.fallible,
                             first, first.copy(), rel, self.run_ids, self.strata, ())
+
+    def one(self, b: int) -> "SampleCounts":
+        """Repetition b of a batch (the leading axis of the simulation's counts).
+
+        >>> import numpy as np
+        >>> sc = SampleCounts(np.array([9]), np.array([[True]]), np.array([False, True, True]),
+        ...                   np.array([-1, 0, 1]), *(np.ones((2, 1, 3, 1), int),) * 3)
+        >>> sc.one(1).first.shape
+        (1, 3, 1)
+        """
+        pick = None if self.filled is None else self.filled[b]
+        return replace(self, first=self.first[b], second=self.second[b],
+                       relevant=self.relevant[b], filled=pick)
 
 
 RUN_MEASURES = {"recall": 0.0, "precision": 1.0, "f1": 0.5}

@@ -27,9 +27,10 @@ Each measure is monotone in the counts: recall TP/(TP + FN), precision TP/(TP + 
 that side's non-trivial bounds (Bonferroni), each side fails with probability ≤ (1 − c)/2 —
 coverage ≥ c with no normal, posterior-shape or model approximation. The assessor's labels
 enter only where the sample says they are the truth: every document of a naive sample (the
-assessments taken as correct) and a cell with no adjudication (which
-:func:`assay.core.double_sampling.build_counts` fills from the assessments and the report's
-notes name). Unassessable documents are taken as the sample shows them, as the estimator does.
+assessments taken as correct). A cell with no adjudication, which the estimator fills from the
+assessments (:func:`assay.core.double_sampling.build_counts`; the report's notes name it, and
+``SampleCounts.filled`` records it), is bounded by [0, N'_lcg] here: what its documents hold is
+unknown. Unassessable documents are taken as the sample shows them, as the estimator does.
 
 >>> import numpy as np
 >>> from assay.core.double_sampling import build_counts
@@ -50,24 +51,53 @@ from assay.core.bounds import count_bounds_each
 from assay.core.two_phase import RUN_MEASURES, SampleCounts
 
 __all__ = ["count_bounds", "pattern_strata_sizes", "primary_assumes", "run_bounds",
-           "topics_bounds", "yield_bounds"]
+           "topics_bounds", "unadjudicated", "yield_bounds"]
 
 
-def primary_assumes(double_sampling: bool, method: str = "jeffreys") -> str:
+def primary_assumes(double_sampling: bool, method: str = "jeffreys",
+                    unadjudicated: tuple[int, int] = (0, 0)) -> str:
     """What the primary interval of ``assay stratified estimate`` assumes (issue 11,
-    must-have 3), beside the assumption-free one of this module.
+    must-have 3), beside the assumption-free one of this module; ``unadjudicated`` = (cells,
+    documents) of :func:`unadjudicated`, named when there are any.
 
     >>> primary_assumes(False, "wald")
     'the assessments are correct (nothing here corrects assessor error); the normal (delta-method) approximation of the interval'
+    >>> "the assessments of the 61 document(s) in the 2 cell(s)" in primary_assumes(
+    ...     True, "wald", (2, 61))
+    True
     """
     how = ("Jeffreys' small-count approximation of the interval (checked by simulation: "
            "bench/double_sampling.py)" if method == "jeffreys" else
            "the normal (delta-method) approximation of the interval")
     if not double_sampling:
         return f"the assessments are correct (nothing here corrects assessor error); {how}"
+    cells, docs = unadjudicated
+    if cells:
+        return ("double sampling: the adjudications are correct, each stratum's adjudicated "
+                "documents of an assessed label stand for all its documents of that label, and "
+                f"the assessments of the {docs:,} document(s) in the {cells} cell(s) with no "
+                f"adjudication are correct (see notes; the assumption-free interval does not "
+                f"take them so); {how}")
     return ("double sampling: the adjudications are correct, and each stratum's adjudicated "
             "documents of an assessed label stand for all its documents of that label (a cell "
             f"with none takes its assessments as correct: see notes); {how}")
+
+
+def unadjudicated(sc: SampleCounts) -> tuple[int, int]:
+    """(cells, documents): the stratum × assessed-label cells with no adjudication, which the
+    estimator fills from the assessments (``SampleCounts.filled``), and their documents.
+
+    >>> import numpy as np
+    >>> from assay.core.double_sampling import build_counts
+    >>> z = np.array([0, 0, 1, 1])
+    >>> unadjudicated(build_counts([10, 90], np.array([[True], [False]]), z, z,
+    ...                            np.array([1, 0, 0, 1]), true=np.array([1, -2, 0, 1])))
+    (1, 1)
+    """
+    if sc.filled is None:
+        return 0, 0
+    filled = np.asarray(sc.filled, bool)
+    return int(filled.sum()), int(np.asarray(sc.first).sum(axis=-1)[filled].sum())
 
 
 def pattern_strata_sizes(sc: SampleCounts, stratum_pattern: np.ndarray) -> np.ndarray:
@@ -111,6 +141,9 @@ def count_bounds(sc: SampleCounts, cells: np.ndarray, groups: np.ndarray, releva
     first = np.asarray(sc.first, np.int64)
     second = np.asarray(sc.second, np.int64)
     rel = np.asarray(sc.relevant, np.int64)
+    if sc.filled is not None:             # filled from the assessments: nothing adjudicated
+        blank = np.asarray(sc.filled, bool)[..., None]
+        second, rel = np.where(blank, 0, second), np.where(blank, 0, rel)
     x = rel if relevant else second - rel
     keep = np.asarray(cells, bool)[:, None] & np.asarray(groups, bool)[None, :]
     x = np.where(keep, x, 0)

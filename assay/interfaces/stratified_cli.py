@@ -24,7 +24,7 @@ from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication, 
                               draw_adjudication, error_rates)
 from assay.core.two_phase import (CELL_NOT_RELEVANT, CELL_RELEVANT, TopicEstimate, estimate,
                          mean_over_topics)
-from assay.core.two_phase_bounds import pattern_strata_sizes, primary_assumes
+from assay.core.two_phase_bounds import pattern_strata_sizes, primary_assumes, unadjudicated
 from assay.errors import AssayInputError
 from assay.formats.trec import (SampleRow, atomic_write_text, read_collection, read_qrels,
                                 read_runs, read_sample, write_sample)
@@ -259,8 +259,9 @@ def estimate_cmd(ctx: typer.Context,
     appealed = inputs.read_appeals(appeals)
     topics_out: dict[str, dict] = {}
     ds_list, nv_list, sc_list, size_list = [], [], [], []
-    assumes = (primary_assumes(adjudication_sample is not None, interval_method),
-               primary_assumes(False, interval_method))
+    double = adjudication_sample is not None
+    naive_assumes = primary_assumes(False, interval_method)
+    blank = []           # per topic: (cells, documents) with no adjudication
     unsampled = sorted(set(rs.topics()) - {r.topic for r in rows_all})
     for topic, rows in sorted(inputs.by_topic(rows_all).items()):
         for r in rows:
@@ -309,14 +310,17 @@ def estimate_cmd(ctx: typer.Context,
         sizes = None if sizes is None else pattern_strata_sizes(sc, sizes)
         sc_list.append((sc, sc_naive))
         size_list.append(sizes)
+        blank.append(unadjudicated(sc))
         rep = _report(ds, nv, (_free([sc], [sizes], confidence),
-                               _free([sc_naive], [sizes], confidence)), assumes)
+                               _free([sc_naive], [sizes], confidence)),
+                      (primary_assumes(double, interval_method, blank[-1]), naive_assumes))
         if adjudication_sample is not None:
             rates = {e.stratum: e.to_dict() for e in error_rates(sc)}
             for st in rep["strata"]:
                 if st["stratum"] in rates:
                     st["error_rates"] = rates[st["stratum"]]
         rep["assessments_outside_sample"] = ignored
+        rep["unadjudicated"] = dict(zip(("cells", "documents"), blank[-1]))
         topics_out[topic] = rep
         ds_list.append(ds)
         nv_list.append(nv)
@@ -328,7 +332,9 @@ def estimate_cmd(ctx: typer.Context,
                          mean_over_topics(nv_list, confidence, interval_method),
                          tuple(_free([c[i] for c in sc_list], size_list, confidence)
                                for i in (0, 1)),
-                         assumes)
+                         (primary_assumes(double, interval_method,
+                                          tuple(np.sum(blank, axis=0).tolist())),
+                          naive_assumes))
         result.pop("strata")
         result["mean_over_topics"] = len(topics_out)
         result["topics"] = topics_out
@@ -337,7 +343,9 @@ def estimate_cmd(ctx: typer.Context,
             f"topic(s) {', '.join(unsampled)} in the runs have no sample and were not estimated")
     result["confidence"] = confidence
     result["interval"] = interval_method
-    result["double_sampling"] = adjudication_sample is not None
+    result["double_sampling"] = double
+    cells, docs = np.sum(blank, axis=0).tolist() if blank else (0, 0)
+    result["unadjudicated"] = {"cells": int(cells), "documents": int(docs)}
     atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
     for line in summary_lines(result):
         typer.echo(line, err=True)

@@ -45,7 +45,8 @@ def free_bounds(scs: list, sizes: list, confidence: float) -> tuple:
 
 def summary_lines(result: dict) -> list[str]:
     """The terminal's summary of a report: each run's corrected measures with both intervals,
-    then which to trust (issue 11, must-have 6).
+    then which to trust (issue 11, must-have 6): the assumption-free ones outright where cells
+    went unadjudicated (``unadjudicated``), else if the primary's assumption may fail.
 
     >>> e = {"estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "assumes": "X",
     ...      "assumption_free": {"ci_low": 0.1, "ci_high": 0.9}}
@@ -62,6 +63,12 @@ def summary_lines(result: dict) -> list[str]:
                 parts.append(f"{m} {e['estimate']:.4f} [{e['ci_low']:.4f}, {e['ci_high']:.4f}] "
                              f"(assumption-free [{f['ci_low']:.4f}, {f['ci_high']:.4f}])")
         out.append(f"{run}: " + ", ".join(parts))
+    blank = result.get("unadjudicated") or {}
+    if blank.get("cells"):
+        out.append(f"* {blank['documents']:,} assessed document(s) in {blank['cells']} "
+                   "stratum × assessed-label cell(s) were never adjudicated: the intervals take "
+                   "their assessments as correct, which no label here checks; trust the "
+                   "assumption-free ones (or adjudicate some of each cell)")
     out += [f"* the intervals assume {a}: if that may fail here, trust the assumption-free "
             "ones" for a in sorted(assumes)]
     return out

@@ -13,11 +13,6 @@ from assay.simulation import make_population, simulate_two_phase
 PAT3 = np.array([[True], [True], [False]])
 
 
-def _one(sc: SampleCounts, b: int) -> SampleCounts:
-    return SampleCounts(sc.population, sc.patterns, sc.assessable, sc.fallible, sc.first[b],
-                        sc.second[b], sc.relevant[b], sc.run_ids, sc.strata)
-
-
 def _coverage(sc: SampleCounts, truth: dict, measures=("precision", "recall"),
               draws: int = 1500) -> dict:
     """Per measure of run A: per-repetition Jeffreys hits, delta-logit hits, Jeffreys
@@ -26,7 +21,7 @@ def _coverage(sc: SampleCounts, truth: dict, measures=("precision", "recall"),
     out = {m: (np.zeros(reps, bool), np.zeros(reps, bool), np.zeros(reps), np.zeros(reps, bool))
            for m in measures}
     for b in range(reps):
-        one = _one(sc, b)
+        one = sc.one(b)
         r = estimate_arrays(one)
         iv = jeffreys_two_phase_intervals(one, draws=draws, seed=b, point=r).bounds
         for m in measures:
@@ -116,7 +111,7 @@ def test_hard_regime_recall_covers():
     hit = np.zeros((1000, 2), bool)
     for b in range(1000):
         pt = {k: v[b] for k, v in r.items()}
-        lo, hi = jeffreys_two_phase_intervals(_one(sc, b), draws=1500, seed=b,
+        lo, hi = jeffreys_two_phase_intervals(sc.one(b), draws=1500, seed=b,
                                               point=pt).bounds["recall"]
         assert np.all(lo <= pt["recall"]) and np.all(pt["recall"] <= hi)
         hit[b] = (lo <= t) & (t <= hi)

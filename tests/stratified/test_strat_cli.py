@@ -137,6 +137,36 @@ def test_several_topics_give_per_topic_results_and_mean(tmp_path):
     assert "delta-method" in out["runs"]["A"]["recall"]["assumes"]
 
 
+def test_cells_left_unadjudicated_are_named_and_not_trusted_by_the_bound(tmp_path):
+    """Four adjudications with no minimum per cell leave most stratum × assessed-label cells
+    without any: the estimate takes their assessments as correct and says how many documents
+    that is, in the JSON and on the terminal; the assumption-free interval does not take them
+    so, and holds the truth."""
+    truth = _write_world(tmp_path)
+    assert _design(tmp_path).exit_code == 0
+    r = runner.invoke(app, ["adjudicate", "--sample", str(tmp_path / "SAMPLE.tsv"),
+                            "--assessments", str(tmp_path / "qrels.txt"), "--budget", "4",
+                            "--seed", "3", "--out", str(tmp_path / "ADJ.tsv"), "--runs",
+                            str(tmp_path / "runA.txt"), str(tmp_path / "runB.txt"),
+                            "--target-run", "A", "--min-per-cell", "0"])
+    assert r.exit_code == 0, r.output
+    r = _estimate(tmp_path)
+    assert r.exit_code == 0, r.output
+    out = json.loads((tmp_path / "out.json").read_text())
+    empty = [n for n in out["notes"] if "no adjudication among" in n]
+    docs = sum(int(n.split("among the ")[1].split(" ")[0]) for n in empty)
+    said = f"the assessments of the {docs:,} document(s) in the {len(empty)} cell(s) with no"
+    assert empty and said in r.stderr and "were never adjudicated" in r.stderr
+    assert out["unadjudicated"] == {"cells": len(empty), "documents": docs}
+    for run in ("A", "B"):
+        for m in ("recall", "precision", "f1"):
+            assert said in out["runs"][run][m]["assumes"]
+        free = out["runs"][run]["recall"]["assumption_free"]
+        assert free["ci_low"] <= truth["101"][run] <= free["ci_high"]
+        naive = out["runs"][run]["naive"]["recall"]["assumption_free"]
+        assert free["ci_high"] - free["ci_low"] > naive["ci_high"] - naive["ci_low"]
+
+
 @pytest.mark.parametrize("case", ["run_fields", "unknown_doc", "bad_rel", "missing_file",
                                   "missing_assessment", "bad_prob"])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, case):
