@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from assay.core.intervals import component_ratio_interval, counts_overstated, ratio_interval
+from assay.core.method_notes import join_notes, method_note, unseen_note
 from assay.core.rule_counts import (discount_note, effective_rule_counts, failure_region_size,
                                     moving_counts)
 from assay.core.stratified_counts import (sparse_false_negative_interval,
@@ -39,8 +40,6 @@ from assay.core.types import Estimate
 from assay.errors import EstimationError
 
 MEASURES: dict[str, float] = {"precision": 1.0, "recall": 0.0, "f1": 0.5}
-_KINDS = ("true positives and false negatives", "true and false positives and false negatives",
-          "true and false positives")   # the counts that enter F_α: α = 0, 0 < α < 1, α = 1
 WR_SCALE = "logit"  # the delta interval of draws with replacement: see f_measures
 FIT_LEVEL = 0.01     # below this p-value the model-based estimate gives way to the design-based
 LOCAL_LEVEL = 0.05   # … and below this one for an excess of matches in one stratum (the labels win)
@@ -262,41 +261,10 @@ def f_measures(sample: Sample, labels: np.ndarray, predictions: np.ndarray, alph
             lo = min(max(lo, k / known[j]), float(r[j]))
             hi = max(min(hi, (k + known[j] - int(dom[j])) / known[j]), float(r[j]))
         se = math.sqrt(var[j]) if math.isfinite(var[j]) else None
-        if method == "census":
-            exact_note = ("census: every item the measure counts is labelled, so the estimate "
-                          "is exact")
-        elif method == "exact":
-            exact_note = (f"exact interval (Clopper-Pearson at effective size {n_eff:.0f}): too "
-                          f"few successes or failures for the normal approximation ({k} of "
-                          f"{int(dom[j])} labelled items in the numerator), so it errs on the "
-                          f"wide side{discount_note(raw, (n_fail, k_rule), kish is not None)}")
-        elif method == "components":
-            exact_note = (f"exact interval from the counts "
-                          f"({_KINDS[(alpha > 0) + (alpha == 1)]}: Poisson bounds on the draws "
-                          f"of a kind drawn too few times, at heavy weights, for the normal "
-                          f"approximation; {k} of {int(dom[j])} labelled items in the "
-                          "numerator), joined with Clopper-Pearson's, so it errs on the wide "
-                          "side")
-        elif method == "tiers":
-            exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
-                          "numerator; the false negatives are a few heavily weighted draws, so "
-                          "their total is skewed: exact Poisson bounds on the sparse weight "
-                          "tiers, in gamma form, the rest normal")
-        elif method == "counts" and alpha == 1.0:
-            exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
-                          "numerator, few false positives among the predicted positives of "
-                          "strata labelled in part (exact Poisson bounds on them, in gamma "
-                          "form; one where none was seen)")
-        elif method == "counts":
-            exact_note = (f"interval from the counts: {k} of {int(dom[j])} labelled items in the "
-                          "numerator, few false negatives (and false positives) in strata "
-                          "labelled in part (exact Poisson bounds on them, in gamma form) and "
-                          "those a stratum that showed none may hold where its neighbours show "
-                          "some")
-        else:
-            exact_note = ""
+        exact_note = method_note(method, alpha, k, int(dom[j]), n_eff,
+                                 discount_note(raw, (n_fail, k_rule), kish is not None))
         out.append(Estimate(name, alpha, float(r[j]), lo, hi, se, confidence, method, n_eff,
-                            _join(exact_note, why_design, _unseen_note(unseen)), dict(unseen),
+                            join_notes(exact_note, why_design, unseen_note(unseen)), dict(unseen),
                             assumes=None if method == "census" else assumes))
     return out
 
@@ -376,18 +344,6 @@ def _assumes(sample: Sample, unseen: dict[str, float]) -> str | None:
     if q is not None and len(q) and float(np.max(q)) > 1.01 * float(np.min(q)):
         return WEIGHTED_ASSUMES
     return None
-
-
-def _unseen_note(unseen: dict[str, float]) -> str:
-    if not unseen.get("unseen_strata"):
-        return ""
-    return (f"design-based: {unseen['unseen_strata']} strata ({unseen['unseen_items']:,.0f} "
-            "unlabelled items) where no positive was labelled are taken to hold none; their "
-            f"labels allow up to {unseen['unseen_positive_bound']:,.0f}")
-
-
-def _join(*notes: str) -> str:
-    return "; ".join(n for n in notes if n)
 
 
 def true_f_measure(labels: np.ndarray, predictions: np.ndarray, alpha: float) -> float:
