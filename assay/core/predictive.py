@@ -370,6 +370,7 @@ def one_prior(counts: StratumCounts, models: Sequence[tuple[RankCalibration, flo
         fv = fv[np.isfinite(fv)]
         if fv.size:
             ql, qm, qh = np.quantile(fv, [a, 0.5, 1.0 - a])
-            lo, hi = min(lo, est - (qm - ql)), max(hi, est + (qh - qm))
+            # (shifted to the estimate: kept within the measure's range [0, 1])
+            lo, hi = max(min(lo, est - (qm - ql)), 0.0), min(max(hi, est + (qh - qm)), 1.0)
     return PredictiveResult(est, float(min(lo, est)), float(max(hi, est)), tp_hat, fn_hat,
                             std_error=se)
