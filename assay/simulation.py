@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -156,6 +156,29 @@ def simulate(design: str, truth: np.ndarray, predictions: np.ndarray,
             for m, a in measures.items()}
 
 
+def auto_runs(truth: np.ndarray, predictions: np.ndarray, score: np.ndarray, budget: int,
+              seeds: Iterable[int], options: dict[str, Any] | None = None,
+              bounds: bool = False) -> Iterator[tuple[Any, Collected, dict[str, Any]]]:
+    """One ``auto`` evaluation per seed (rng ``default_rng(seed)``, the ranking sorted once):
+    (design, its collected labels, measure → Estimate), as the benches that dissect single
+    runs need them (:func:`simulate` keeps only the intervals).
+
+    >>> y = np.r_[np.ones(20), np.zeros(180)].astype(int)
+    >>> s = np.linspace(1, 0, 200)
+    >>> [len(col.draws) for _, col, _ in auto_runs(y, y, s, 60, [1, 2])]
+    [60, 60]
+    """
+    from assay.core.strata import _descending_order
+    opts = {"precomputed_order": _descending_order(score), **(options or {})}
+    for seed in seeds:
+        des = build_design("auto", n=len(truth), predictions=predictions, score=score,
+                           prior=None, budget=budget, rng=np.random.default_rng(seed),
+                           alpha=0.5, options=opts)
+        col = collect_known(des, truth, budget)
+        yield des, col, estimate_all(des, col, predictions, 0.95, MEASURES, "auto",
+                                     bounds=bounds, prior=None)
+
+
 @dataclass(frozen=True)
 class Population:
     """Counts per stratum: ``counts[l]`` = (unassessable, t0f0, t0f1, t1f0, t1f1)."""
@@ -272,4 +295,5 @@ def _hyper(rng: np.random.Generator, good, bad, n) -> np.ndarray:
     return out
 
 
-__all__ = ["Population", "Replicates", "make_population", "simulate", "simulate_two_phase"]
+__all__ = ["Population", "Replicates", "auto_runs", "make_population", "simulate",
+           "simulate_two_phase"]

@@ -15,8 +15,8 @@ import numpy as np
 from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.environ.get("ASSAY_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
 from assay.worlds import WORLDS
-from assay.simulation import collect_known, estimate_all, build_design, MEASURES
 from assay.core.strata import _descending_order
+from assay.simulation import auto_runs
 
 def one(args):
     wseed, g, budget, opts = args
@@ -25,17 +25,12 @@ def one(args):
     f = world.frame
     bump = world.params.get("bump", (0, 0))
     y, pred, score = f["label"].to_numpy(), f["prediction"].to_numpy(), f["score"].to_numpy()
-    order = _descending_order(score)
+    ys = y[_descending_order(score)]
     out = []
-    for r in g:
-        rng = np.random.default_rng(1000 + r)
-        des = build_design("auto", n=len(y), predictions=pred, score=score, prior=None, budget=budget,
-                           rng=rng, alpha=0.5, options={"precomputed_order": order, **opts.get("o", {})})
-        col = collect_known(des, y, budget)
-        res = estimate_all(des, col, pred, 0.95, MEASURES, "auto", bounds=True, prior=None)
+    for r, (des, col, res) in zip(g, auto_runs(y, pred, score, budget, [1000 + r for r in g],
+                                              opts.get("o", {}), bounds=True)):
         e = res["recall"]
         b = des.strata.bounds
-        ys = y[order]
         true_h = np.add.reduceat(ys, b[:-1])
         seen = np.zeros(len(b) - 1); nl = np.zeros(len(b) - 1)
         labelled = list(zip((d.position for d in col.draws), col.labels))   # (rank − 1, label)

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.environ.get("ASSAY_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
-from assay.core.strata import _descending_order  # noqa: E402
-from assay.simulation import MEASURES, build_design, collect_known, estimate_all  # noqa: E402
+from assay.simulation import auto_runs  # noqa: E402
 from assay.worlds import WORLDS  # noqa: E402
 
 ER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "er")
@@ -39,18 +38,12 @@ def runs(args):
     pool, budget, seeds, opts = args
     f = frame(pool)
     y, pred, score = f["label"].to_numpy(), f["prediction"].to_numpy(), f["score"].to_numpy()
-    order = _descending_order(score)
     opts = dict(opts)
     if "cs_imb" in opts:
         v = opts.pop("cs_imb")
         opts["census_share"] = v if 2 * int(pred.sum()) <= budget else 0.1
     out = []
-    for r in seeds:
-        des = build_design("auto", n=len(y), predictions=pred, score=score, prior=None,
-                           budget=budget, rng=np.random.default_rng(1000 + r), alpha=0.5,
-                           options={"precomputed_order": order, **opts})
-        res = estimate_all(des, collect_known(des, y, budget), pred, 0.95, MEASURES, "auto",
-                           bounds=False, prior=None)
+    for _, _, res in auto_runs(y, pred, score, budget, [1000 + r for r in seeds], opts):
         row = {}
         for m in ("recall", "f1"):
             e = res[m]
