@@ -5,6 +5,8 @@ of the predicted positives, all scores tied, no predicted positive, a single mat
 labels' floor shifted its draws to the estimate without the cut to [0, 1]."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assay.designs import build_design
 from assay.estimation import estimate_all
@@ -46,3 +48,34 @@ def test_intervals_within_range_and_around_the_estimate(design, pool):
                 if e.assumption_free is not None:
                     lo, hi = e.assumption_free
                     assert 0.0 <= lo <= hi <= 1.0, where
+
+
+@st.composite
+def _pool(draw):
+    n = draw(st.integers(5, 250))
+    seed = draw(st.integers(0, 2 ** 31))
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < draw(st.sampled_from([0.0, 0.02, 0.2, 0.7, 1.0]))).astype(int)
+    score = np.clip(y * draw(st.floats(0, 1)) + rng.random(n), 0, 2) / 2
+    if draw(st.booleans()):
+        score = np.round(score, 1)                     # ties
+    pred = (score > draw(st.floats(0, 1))).astype(int)
+    return y, pred, score, draw(st.integers(1, n)), seed
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pool=_pool(), design=st.sampled_from(["auto", "stratified", "importance", "oasis",
+                                              "passive"]))
+def test_random_small_pools_give_intervals_in_range(pool, design):
+    """Random small pools (any match rate from none to all, ties, any threshold and budget):
+    every defined estimate lies in [ci_low, ci_high] ⊆ [0, 1]."""
+    y, pred, score, budget, seed = pool
+    des = build_design(design, n=len(y), predictions=pred, score=score,
+                       prior=score if design in ("importance", "oasis") else None,
+                       budget=budget, rng=np.random.default_rng(seed))
+    res = estimate_all(des, collect_known(des, y, budget), pred, 0.95, MEASURES)
+    for m, e in res.items():
+        if e.defined:
+            assert 0.0 <= e.ci_low <= e.estimate <= e.ci_high <= 1.0, (m, e)
+            if e.assumption_free is not None:
+                assert 0.0 <= e.assumption_free[0] <= e.assumption_free[1] <= 1.0, (m, e)
