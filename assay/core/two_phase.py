@@ -163,9 +163,12 @@ def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
     Mtot = M.sum()
     YA = Ty @ R                                             # (..., K)
     NA = Ta @ R
-    recall = _safe_div(YA, Y[..., None])
-    precision = _safe_div(YA, NA)
-    f1 = _safe_div(2 * YA, NA + Y[..., None])
+    # each lies in [0, 1] up to rounding, except where a cell mixes run-patterns and its
+    # adjudicated documents' pattern mix departs from its assessed ones' (eq. above pools the
+    # patterns within a cell): there the ratio may pass 1, and is cut to it (``*_beyond``)
+    raw = {"recall": _safe_div(YA, Y[..., None]), "precision": _safe_div(YA, NA),
+           "f1": _safe_div(2 * YA, NA + Y[..., None])}
+    recall, precision, f1 = (np.clip(raw[m], 0.0, 1.0) for m in ("recall", "precision", "f1"))
     unass = 1.0 - A / Mtot
 
     # linearised variables u = α_y(g)·y + α_a(g)·a for Q quantities: (..., Q, G)
@@ -204,6 +207,8 @@ def estimate_arrays(sc: SampleCounts) -> dict[str, np.ndarray]:
             "recall": recall, "recall_var": var[..., 2:2 + K],
             "precision": precision, "precision_var": var[..., 2 + K:2 + 2 * K],
             "f1": f1, "f1_var": var[..., 2 + 2 * K:2 + 3 * K],
+            **{f"{m}_beyond": raw[m] - v for m, v in (("recall", recall),
+                                                       ("precision", precision), ("f1", f1))},
             "stratum_yield": (M[:, None] * mu_y).sum(axis=-1),
             "stratum_assessable": (M[:, None] * mu_a).sum(axis=-1)}
 
@@ -272,9 +277,14 @@ def estimate(sc: SampleCounts, confidence: float = 0.95,
         se = max(e.std_error, (hi - lo) / (2 * z))
         return Estimate(measure, alpha, float(est), lo, hi, se, confidence, "jeffreys")
 
-    runs = {}
+    runs, cut = {}, []
     for k, run in enumerate(sc.run_ids):
         runs[run] = {m: make(m, k, (0.0, 1.0), delta, m, a) for m, a in RUN_MEASURES.items()}
+        cut += [f"run {run}'s {m} estimate {float(r[m][k] + r[f'{m}_beyond'][k]):.4f} lies "
+                "beyond [0, 1] and is cut to it: a stratum's assessed label holds documents of "
+                "several run-patterns and its adjudicated ones, which stand for all of them, "
+                "over-represent this run's (the assumption-free interval does not rest on them)"
+                for m in RUN_MEASURES if abs(float(r[f"{m}_beyond"][k])) > 1e-9]
     strata = []
     for l, name in enumerate(sc.strata or [str(i) for i in range(len(sc.population))]):
         first = np.asarray(sc.first)[l].sum(axis=-1)
@@ -292,7 +302,7 @@ def estimate(sc: SampleCounts, confidence: float = 0.95,
     return TopicEstimate(make("yield", None, (0.0, inf), ymethod, "yield", math.nan),
                          make("unassessable", None, (0.0, 1.0), delta, "unassessable_share",
                               math.nan),
-                         runs, strata, tuple(sc.notes))
+                         runs, strata, tuple(sc.notes) + tuple(cut))
 
 
 def mean_over_topics(topics: Sequence[TopicEstimate], confidence: float = 0.95,

@@ -63,6 +63,8 @@ def summary_lines(result: dict) -> list[str]:
                 parts.append(f"{m} {e['estimate']:.4f} [{e['ci_low']:.4f}, {e['ci_high']:.4f}] "
                              f"(assumption-free [{f['ci_low']:.4f}, {f['ci_high']:.4f}])")
         out.append(f"{run}: " + ", ".join(parts))
+    tops = [result] + list((result.get("topics") or {}).values())
+    out += [f"* {n}" for t in tops for n in t.get("notes", []) if "is cut to it" in n]
     blank = result.get("unadjudicated") or {}
     if blank.get("cells"):
         out.append(f"* {blank['documents']:,} assessed document(s) in {blank['cells']} "
