@@ -22,6 +22,10 @@ from __future__ import annotations
 import re
 
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)(?P<pw>[^@\s/]+)(?P<tail>@)")
+# a secret passed as a URL query parameter (libpq's ?password=, tokens, keys)
+_QUERY_SECRET = re.compile(r"(?P<head>[?&;](?:password|passwd|pwd|sslpassword|secret|token|"
+                           r"access_token|api_key|apikey|key)=)(?P<pw>[^&;\s]+?)(?=[&;\s]|:\s|:?$)",
+                           re.IGNORECASE)
 
 
 def redact(text: str) -> str:
@@ -29,8 +33,11 @@ def redact(text: str) -> str:
 
     >>> redact("cannot open postgresql+psycopg://ann:s3cret@db:5432/x")
     'cannot open postgresql+psycopg://ann:***@db:5432/x'
+    >>> redact("postgresql+psycopg://u@h:1/db?sslmode=off&password=S3cret: cannot open")
+    'postgresql+psycopg://u@h:1/db?sslmode=off&password=***: cannot open'
     """
-    return _URL_PASSWORD.sub(lambda m: m.group("head") + "***" + m.group("tail"), str(text))
+    text = _URL_PASSWORD.sub(lambda m: m.group("head") + "***" + m.group("tail"), str(text))
+    return _QUERY_SECRET.sub(lambda m: m.group("head") + "***", text)
 
 
 class AssayError(Exception):

@@ -74,6 +74,13 @@ def test_unreachable_postgres_url_hides_the_password(files):
     assert "u:***@127.0.0.1:1/x" in line
 
 
+def test_a_password_in_the_url_query_is_hidden_too(files):
+    """libpq also takes the password as a query parameter (session 31's audit saw it printed)."""
+    url = f"postgresql+psycopg://u@127.0.0.1:1/x?sslmode=disable&password={SECRET}"
+    line = one_line(run(files, store=url))
+    assert "password=***" in line
+
+
 @pytest.mark.parametrize("store", ["/proc/no/such/dir/s.db", "{tmp}", "/sys/s.db"])
 def test_unusable_sqlite_path_is_one_line(files, store):
     line = one_line(run(files, store=store.format(tmp=files)))
