@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from assay.core.bounds import assumption_free_many
+from assay.core.bounds import assumption_free_many, certain_bounds
 from assay.core.known_totals import (contradicted, deviation_z, predicted_positives_total,
                                      unrepresented_bounds)
 from assay.core.measures import MEASURES, f_measure, f_measures
+from assay.core.method_notes import join_notes, method_note
 from assay.core.rank_model import RankModel
 from assay.core.totals import Sample, StratifiedSample, sample_of
 from assay.core.types import Draws, Estimate
@@ -66,6 +67,44 @@ def _with_free(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
             e, assumption_free=((e.ci_low, e.ci_high) if e.method == "census"   # exact already
                                 else (float(lo[j]), float(hi[j]))),
             extra={**e.extra, "assumption_free_kind": kind}) for j, e in enumerate(ests)]
+    return out
+
+
+def _certain(est: dict[str, list[Estimate]], draws: Draws, labels: np.ndarray,
+             pool_pred: np.ndarray, alphas: dict[str, float], pool_size: int | None = None,
+             positives: np.ndarray | None = None) -> dict[str, list[Estimate]]:
+    """Each estimate and interval cut to the range its labels make certain
+    (:func:`assay.core.bounds.certain_bounds`): the truth lies there whatever the design, so
+    the cut costs no coverage. A range of one point is a census, exact, for every design (the
+    estimators of draws with replacement, and the stratified interval's rules, did not see it:
+    session 31's audit)."""
+    if not len(draws.item):
+        return est
+    items, first = np.unique(draws.item, return_index=True)
+    cert = certain_bounds(np.asarray(labels, dtype=np.int64)[first], pool_pred[items],
+                          pool_pred.shape[0] if pool_size is None else int(pool_size),
+                          pool_pred.sum(axis=0) if positives is None else positives, alphas)
+    out: dict[str, list[Estimate]] = {}
+    for name, ests in est.items():
+        lo_c, hi_c = cert[name]
+        cut = []
+        for j, e in enumerate(ests):
+            lo, hi = float(lo_c[j]), float(hi_c[j])
+            if not e.defined or e.method == "census":
+                cut.append(e)
+            elif hi - lo <= 1e-12:
+                cut.append(replace(e, estimate=lo, ci_low=lo, ci_high=hi, std_error=0.0,
+                                   method="census", note=method_note("census", 0.0, 0, 0, None),
+                                   assumes=None, assumption_free=(lo, hi)))
+            else:
+                x = min(max(e.estimate, lo), hi)
+                moved = abs(x - e.estimate) > 1e-12
+                cut.append(replace(
+                    e, estimate=x, ci_low=min(max(e.ci_low, lo), x),
+                    ci_high=max(min(e.ci_high, hi), x),
+                    note=join_notes(e.note, f"estimate {e.estimate:.4f} cut to {x:.4f}, the "
+                                    "nearest value the labels leave possible" if moved else "")))
+        out[name] = cut
     return out
 
 
@@ -181,6 +220,7 @@ def estimate_systems(draws: Draws, labels: np.ndarray, predictions: np.ndarray,
         out[name] = f_measures(sample, lab, pred, a, confidence, name, interval, n_dom, n_tp,
                                domain_size=pool_pred.sum(axis=0), prior=drawn_prior)
     out = _checked(out, draws, lab, pool_pred, sample, alphas, confidence)
+    out = _certain(out, draws, lab, pool_pred, alphas)
     if bounds and len(draws.item):
         out = _with_free(out, draws, lab, pool_pred, sample, alphas, confidence)
     return out
@@ -259,6 +299,7 @@ def estimate_draws(design: "Design", draw_list: "list[Draw]", draw_labels: Seque
     known = None if positives is None else np.array([int(positives)])
     one = _checked({k: [e] for k, e in out.items()}, draws, labels, column, sample, alphas,
                    confidence, known)
+    one = _certain(one, draws, labels, column, alphas, pool_size, known)
     if bounds and labels.size:
         one = _with_free(one, draws, labels, column, sample, alphas, confidence, pool_size,
                          known)

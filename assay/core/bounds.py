@@ -172,6 +172,44 @@ def assumption_free(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
                                 confidence, stratum, sizes)["f"]
 
 
+def certain_counts(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
+                   predicted: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """What the labels make certain, per system: TP ∈ [TP_seen, PP − FP_seen] and
+    FN ∈ [FN_seen, N − PP − TN_seen] (the distinct labelled items' ``labels``, their
+    (n × m) ``predictions``, the pool's size N and each system's predicted positives PP).
+
+    >>> certain_counts(np.array([1, 0]), np.array([[1], [0]]), 10, np.array([3]))
+    ([array([1]), array([3])], [array([0]), array([6])])
+    """
+    y = np.asarray(labels, dtype=np.int64)[:, None]
+    yh = np.asarray(predictions, dtype=np.int64)
+    if yh.ndim == 1:
+        yh = yh[:, None]
+    pp = np.asarray(predicted, dtype=np.int64)
+    fp_seen, tn_seen = ((1 - y) * yh).sum(axis=0), ((1 - y) * (1 - yh)).sum(axis=0)
+    return ([(y * yh).sum(axis=0), pp - fp_seen],
+            [(y * (1 - yh)).sum(axis=0), pool_size - pp - tn_seen])
+
+
+def certain_bounds(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
+                   predicted: np.ndarray, alphas: dict[str, float]
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The range of each measure that the labels make certain (:func:`certain_counts` through
+    :func:`measure_bounds`): the truth lies in it whatever the design, so an estimate or
+    interval may be cut to it; a single point where every item it counts is labelled.
+
+    >>> b = certain_bounds(np.array([1, 0]), np.array([[1], [0]]), 2, np.array([1]),
+    ...                    {"recall": 0.0})
+    >>> float(b["recall"][0][0]), float(b["recall"][1][0])
+    (1.0, 1.0)
+    """
+    tp, fn = certain_counts(labels, predictions, pool_size, predicted)
+    pp = np.asarray(predicted, dtype=float)
+    return {name: measure_bounds((tp[0].astype(float), tp[1].astype(float)),
+                                 (fn[0].astype(float), fn[1].astype(float)), pp, a)
+            for name, a in alphas.items()}
+
+
 def assumption_free_many(labels: np.ndarray, predictions: np.ndarray, pool_size: int,
                          predicted: np.ndarray, alphas: dict[str, float], confidence: float,
                          stratum: np.ndarray | None = None, sizes: np.ndarray | None = None
@@ -191,9 +229,7 @@ def assumption_free_many(labels: np.ndarray, predictions: np.ndarray, pool_size:
         yh = yh[:, None]
     pp = np.asarray(predicted, dtype=np.int64)
     tp_i, fn_i = y * yh, y * (1 - yh)
-    fp_seen, tn_seen = ((1 - y) * yh).sum(axis=0), ((1 - y) * (1 - yh)).sum(axis=0)
-    certain_tp = [tp_i.sum(axis=0), pp - fp_seen]
-    certain_fn = [fn_i.sum(axis=0), pool_size - pp - tn_seen]
+    certain_tp, certain_fn = certain_counts(labels, yh, pool_size, pp)
     strat = stratum is not None and sizes is not None
     kind = "exact" if strat else "certain"
     side = (1.0 - confidence) / 2.0                 # each side's error ...
@@ -230,5 +266,6 @@ def assumption_free_many(labels: np.ndarray, predictions: np.ndarray, pool_size:
     return out
 
 
-__all__ = ["assumption_free", "assumption_free_many", "count_bounds_each",
+__all__ = ["assumption_free", "assumption_free_many", "certain_bounds", "certain_counts",
+           "count_bounds_each",
            "hypergeometric_lower", "hypergeometric_upper", "measure_bounds", "stratified_bounds"]

@@ -104,8 +104,8 @@ def trust_line(estimates: dict[str, Any]) -> str:
         if e.defined and e.assumes:
             by.setdefault(e.assumes, []).append(m)
     if not by:
-        return "the intervals rest on the sampling design alone; the assumption-free ones are "\
-               "its exact, wider, counterparts"
+        return "the intervals rest on the sampling design alone; the assumption-free ones "\
+               "bound the same measures exactly, without the design's approximations"
     return "; ".join(f"* {', '.join(ms)} assume{'s' if len(ms) == 1 else ''} {a}"
                      for a, ms in by.items()) + ": if that may fail here, trust the "\
         "assumption-free interval"
