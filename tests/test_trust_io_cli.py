@@ -169,3 +169,17 @@ def test_on_conflict_option_exists_for_the_conflict_message(files):
     line = one_line(run(files))
     assert "--on-conflict" in line
     assert run(files, "--on-conflict", "replace").exit_code == 0
+
+
+def test_a_tab_inside_a_multi_column_id_is_one_line(tmp_path):
+    """Ids of several columns are joined with a tab in the store: ('a\\tb', 'c') and
+    ('a', 'b\\tc') would be one item (session 31's audit: a wrong census)."""
+    d = pd.DataFrame({"left_id": ["a\tb", "a", "x", "y"], "right_id": ["c", "b\tc", "z", "w"],
+                      "score": [1.0, 2.0, 0.0, -1.0], "prediction": [1, 1, 0, 0]})
+    d.to_parquet(tmp_path / "pool.parquet")
+    d[["left_id", "right_id"]].assign(label=[1, 0, 0, 0]).to_parquet(tmp_path / "gold.parquet")
+    res = runner.invoke(app, ["evaluate", str(tmp_path / "pool.parquet"), "--labels",
+                              str(tmp_path / "gold.parquet"), "--budget", "4", "--store",
+                              str(tmp_path / "s.db")])
+    line = one_line(res)
+    assert "row 1" in line and "tab" in line and not (tmp_path / "s.db").exists()

@@ -243,6 +243,15 @@ def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str,
         r = int(np.flatnonzero(null)[0])
         raise AssayInputError(name, f"empty id in column(s) {cols}", where=where(kind, r),
                               expected="every item to have an id")
+    if len(cols) > 1:        # the store key joins the columns with a tab: ids must not hold one
+        for c in cols:
+            if not _numeric(ids[c]) and ids[c].dtype != bool:
+                tab = ids[c].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
+                if tab.any():
+                    r = int(np.flatnonzero(tab)[0])
+                    raise AssayInputError(name, f"id in column {c!r} holds a tab character",
+                                          where=where(kind, r),
+                                          expected="ids of several columns without tabs")
     if not unique:
         return
     if len(cols) == 1 and ids[cols[0]].is_unique:      # the common case, without a pass
