@@ -79,6 +79,9 @@ def design(ctx: typer.Context,
                                                  help="docno<TAB>stratum, user-given strata"),
            ) -> None:
     """Stratify the collection by run-return pattern, allocate and draw the sample."""
+    inputs.check_seed(seed)
+    inputs.check_number("--bottom-share", bottom_share, 0.0, 1.0)
+    inputs.check_number("--min-per-stratum", minimum, 0.0)
     run_paths = inputs.run_files(runs, ctx)
     docs = read_collection(collection)
     dset = set(docs)
@@ -108,6 +111,7 @@ def design(ctx: typer.Context,
                     given[name] = float(val)
                 except ValueError:
                     raise AssayInputError(f"--prior: expected STRATUM=P, got {item!r}") from None
+                inputs.check_number(f"--prior {name}", given[name], 0.0, 1.0)
             missing = [n for n in st.names if n not in given]
             if missing:
                 raise AssayInputError(f"--prior: no prior proportion for stratum {missing[0]!r} "
@@ -141,6 +145,13 @@ def adjudicate(ctx: typer.Context,
                    None, "--appeals", help="Appealed documents 'topic docno' (sub-strata)"),
                ) -> None:
     """Choose the assessed documents the authority should re-assess (double sampling)."""
+    inputs.check_seed(seed)
+    inputs.check_number("--prior-fpr", fpr, 0.0, 1.0, high_open=True)
+    inputs.check_number("--prior-fnr", fnr, 0.0, 1.0, high_open=True)
+    inputs.check_number("--min-per-cell", minimum, 0.0)
+    if target_run is not None and not runs:
+        raise AssayInputError("--target-run: needs the run files (--runs) to know which "
+                              "documents it returns")
     qrels, _ = read_qrels(assessments)
     default = None
     if not inputs.has_topic_column(sample):

@@ -3,6 +3,7 @@ appeals files read and cross-checked (each mistake one line naming file and line
 store as the source of assessments and adjudications."""
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
 from typing import List, Optional
@@ -163,3 +164,28 @@ def check_patterns(rows, bits, names, sample, order) -> None:
             raise AssayInputError(f"{sample}:{r.line}: docno {r.docno!r} is in stratum {r.stratum} "
                              f"but the runs ({', '.join(order)}) give pattern {pat}; expected "
                              "the runs given to 'design', in the same order")
+
+
+def check_number(option: str, value: float, low: float, high: float | None = None,
+                 high_open: bool = False) -> None:
+    """One line naming ``option`` unless ``value`` is finite and in [low, high] (or
+    [low, high) with ``high_open``; no upper end with ``high`` None).
+
+    >>> check_number("--bottom-share", 0.5, 0.0, 1.0)
+    >>> check_number("--prior-fpr", float("nan"), 0.0, 1.0, high_open=True)
+    Traceback (most recent call last):
+    ...
+    assay.errors.AssayInputError: --prior-fpr: expected a number in [0, 1), got nan
+    """
+    ok = math.isfinite(value) and value >= low and (
+        high is None or (value < high if high_open else value <= high))
+    if not ok:
+        span = (f"a number ≥ {low:g}" if high is None else
+                f"a number in [{low:g}, {high:g}{')' if high_open else ']'}")
+        raise AssayInputError(f"{option}: expected {span}, got {value:g}")
+
+
+def check_seed(seed: int) -> None:
+    """``--seed`` in [0, 2^63 − 1] (numpy's generators take no negative seed)."""
+    if not 0 <= seed < 2 ** 63:
+        raise AssayInputError(f"--seed: expected an integer in [0, 2^63 − 1], got {seed}")

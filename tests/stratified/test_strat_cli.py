@@ -242,3 +242,35 @@ def test_appeals_substrata_from_the_command_line(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["double_sampling"] and 0 < out["runs"]["A"]["recall"]["estimate"] <= 1
+
+
+@pytest.mark.parametrize("step,extra,needle", [
+    ("design", ["--bottom-share", "-1"], "--bottom-share"),
+    ("design", ["--bottom-share", "nan"], "--bottom-share"),
+    ("design", ["--min-per-stratum", "-3"], "--min-per-stratum"),
+    ("design", ["--allocation", "neyman", "--prior", "11=5", "--prior", "10=0.1",
+                "--prior", "01=0.1", "--prior", "00=0.01"], "--prior 11"),
+    ("design", ["--seed", "-1"], "--seed"),
+    ("adjudicate", ["--prior-fpr", "nan"], "--prior-fpr"),
+    ("adjudicate", ["--prior-fnr", "7"], "--prior-fnr"),
+    ("adjudicate", ["--min-per-cell", "-1"], "--min-per-cell"),
+    ("adjudicate", ["--target-run", "A"], "--target-run: needs the run files"),
+])
+def test_bad_numbers_are_one_line_naming_the_option(tmp_path, step, extra, needle):
+    """Session 31's audit: these ran (a negative share as 0, a prior of 5, a NaN error rate
+    writing 56 of 100 adjudications) or failed with an internal message."""
+    _write_world(tmp_path, D=600)
+    args = {"design": ["design", "--runs", str(tmp_path / "runA.txt"), str(tmp_path / "runB.txt"),
+                       "--collection", str(tmp_path / "docs.txt"), "--budget", "100",
+                       "--out", str(tmp_path / "OUT.tsv")],
+            "adjudicate": ["adjudicate", "--sample", str(tmp_path / "SAMPLE.tsv"),
+                           "--assessments", str(tmp_path / "qrels.txt"), "--budget", "50",
+                           "--out", str(tmp_path / "OUT.tsv")]}[step]
+    if step == "adjudicate":
+        assert _design(tmp_path, budget=100).exit_code == 0
+    if "--seed" not in extra:
+        args += ["--seed", "1"]
+    r = runner.invoke(app, args + extra)
+    assert r.exit_code == 2 and needle in r.output, r.output
+    assert "Traceback" not in r.output and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "OUT.tsv").exists()
