@@ -86,7 +86,8 @@ class Pool:
         if self.probability is not None:
             return self.probability
         if self.score is not None:
-            return 1.0 / (1.0 + np.exp(-self.score))
+            with np.errstate(over="ignore"):     # exp(1e300) = inf gives 0, as it should
+                return 1.0 / (1.0 + np.exp(-self.score))
         return None
 
     def fingerprint(self) -> str:
