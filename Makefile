@@ -20,8 +20,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --maxschedchunk 1
 
-# the edit-test loop: unit tests, doctests and a representative few simulations (1,531 tests:
-# 2 min 27 s on the 2-core CI-like machine, idle, 2026-12-07; the goal is under 3 min);
+# the edit-test loop: unit tests, doctests and a representative few simulations (1,564 tests:
+# 2 min 48 s on the 2-core CI-like machine, 2026-12-08; the goal is under 3 min);
 # both run on every core (pytest-xdist); the tests use no shared files or ports
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto -m "not slow"
