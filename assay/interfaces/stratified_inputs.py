@@ -20,7 +20,15 @@ def run_files(runs: List[Path], ctx: typer.Context) -> list[Path]:
     bad = [a for a in ctx.args if a.startswith("-")]
     if bad:
         raise AssayInputError(f"unknown option {bad[0]!r}")
-    return list(runs) + extra
+    paths = list(runs) + extra
+    seen: dict[Path, Path] = {}
+    for p in paths:
+        key = p.resolve()
+        if key in seen:
+            raise AssayInputError(f"--runs: {p} is given twice (as {seen[key]} before); "
+                                  "expected each run file once")
+        seen[key] = p
+    return paths
 
 
 def check_runs_in_collection(runs: Runs, collection: set[str], docs_path: Path) -> None:

@@ -274,3 +274,14 @@ def test_bad_numbers_are_one_line_naming_the_option(tmp_path, step, extra, needl
     assert r.exit_code == 2 and needle in r.output, r.output
     assert "Traceback" not in r.output and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "OUT.tsv").exists()
+
+
+def test_the_same_run_file_twice_is_one_line(tmp_path):
+    """Session 31's audit: `--runs runA.txt runA.txt` said a docno was returned twice by run A."""
+    _write_world(tmp_path, D=300)
+    r = runner.invoke(app, ["design", "--runs", str(tmp_path / "runA.txt"),
+                            str(tmp_path / "runA.txt"), "--collection",
+                            str(tmp_path / "docs.txt"), "--budget", "50", "--seed", "1",
+                            "--out", str(tmp_path / "S.tsv")])
+    assert r.exit_code == 2 and "given twice" in r.output, r.output
+    assert not (tmp_path / "S.tsv").exists()
