@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from assay.core.double_sampling import (NOT_ADJUDICATED, allocate_adjudication,  # noqa: E402
                                         build_counts)
-from assay.core.two_phase import estimate  # noqa: E402
+from assay.core.two_phase import CUT_TO_RANGE, estimate  # noqa: E402
 from assay.core.two_phase_bounds import run_bounds  # noqa: E402
 
 MEASURES = ("recall", "precision", "f1")
@@ -62,7 +62,7 @@ def one_run(rng, rel, stratum, fal, pats, g, adjudications: int, per_stratum: in
             true[pick] = rel[idx[pick]].astype(int)
     sc = build_counts(M, pats, s, gg, f, true, run_ids=("A", "B"))
     est = estimate(sc)
-    return est, run_bounds(sc), any("cut to it" in n for n in est.notes)
+    return est, run_bounds(sc), any(CUT_TO_RANGE in n for n in est.notes)
 
 
 def main() -> None:

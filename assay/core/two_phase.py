@@ -41,7 +41,7 @@ from assay.core.intervals import normal_interval
 from assay.core.totals import two_phase_total
 from assay.core.types import Code, Estimate
 
-__all__ = ["SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
+__all__ = ["CUT_TO_RANGE", "SampleCounts", "TopicEstimate", "estimate_arrays", "estimate", "estimate_dict",
            "interval", "mean_over_topics", "INTERVAL_METHODS", "CELL_UNASSESSABLE",
            "CELL_NOT_RELEVANT", "CELL_RELEVANT"]
 
@@ -100,6 +100,9 @@ class SampleCounts:
 
 
 RUN_MEASURES = {"recall": 0.0, "precision": 1.0, "f1": 0.5}
+# the words of the note on a measure cut to [0, 1] (:func:`estimate`), which the terminal
+# summary and the benches look for
+CUT_TO_RANGE = "lies beyond [0, 1] and is cut to it"
 
 
 @dataclass(frozen=True)
@@ -280,8 +283,8 @@ def estimate(sc: SampleCounts, confidence: float = 0.95,
     runs, cut = {}, []
     for k, run in enumerate(sc.run_ids):
         runs[run] = {m: make(m, k, (0.0, 1.0), delta, m, a) for m, a in RUN_MEASURES.items()}
-        cut += [f"run {run}'s {m} estimate {float(r[m][k] + r[f'{m}_beyond'][k]):.4f} lies "
-                "beyond [0, 1] and is cut to it: a stratum's assessed label holds documents of "
+        cut += [f"run {run}'s {m} estimate {float(r[m][k] + r[f'{m}_beyond'][k]):.4f} "
+                f"{CUT_TO_RANGE}: a stratum's assessed label holds documents of "
                 "several run-patterns and its adjudicated ones, which stand for all of them, "
                 "over-represent this run's (the assumption-free interval does not rest on them)"
                 for m in RUN_MEASURES if abs(float(r[f"{m}_beyond"][k])) > 1e-9]

@@ -236,23 +236,20 @@ def check_ids(df: pd.DataFrame, cols: list[str], name: str, kind: str,
               unique: bool = True) -> None:
     """Every row has an id (not missing, not blank) and, with ``unique``, a distinct one."""
     ids = df[cols]
+    text = [c for c in cols if not _numeric(ids[c]) and ids[c].dtype != bool]  # can hold text
     null = ids.isna().any(axis=1).to_numpy()
-    for c in cols:                          # blank text: only a column that can hold text
-        if not _numeric(ids[c]) and ids[c].dtype != bool:
-            null = null | _blanks(ids[c])
+    for c in text:                          # blank text
+        null = null | _blanks(ids[c])
     if null.any():
         r = int(np.flatnonzero(null)[0])
         raise AssayInputError(name, f"empty id in column(s) {cols}", where=where(kind, r),
                               expected="every item to have an id")
-    if len(cols) > 1:        # the store key joins the columns with a tab: ids must not hold one
-        for c in cols:
-            if not _numeric(ids[c]) and ids[c].dtype != bool:
-                tab = ids[c].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
-                if tab.any():
-                    r = int(np.flatnonzero(tab)[0])
-                    raise AssayInputError(name, f"id in column {c!r} holds a tab character",
-                                          where=where(kind, r),
-                                          expected="ids of several columns without tabs")
+    for c in text if len(cols) > 1 else ():   # the store key joins the columns with a tab
+        tab = ids[c].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
+        if tab.any():
+            raise AssayInputError(name, f"id in column {c!r} holds a tab character",
+                                  where=where(kind, int(np.flatnonzero(tab)[0])),
+                                  expected="ids of several columns without tabs")
     if not unique:
         return
     if len(cols) == 1 and ids[cols[0]].is_unique:      # the common case, without a pass

@@ -331,7 +331,7 @@ def estimate_cmd(ctx: typer.Context,
                 if st["stratum"] in rates:
                     st["error_rates"] = rates[st["stratum"]]
         rep["assessments_outside_sample"] = ignored
-        rep["unadjudicated"] = dict(zip(("cells", "documents"), blank[-1]))
+        rep["unadjudicated"] = _cells_documents(blank[-1])
         topics_out[topic] = rep
         ds_list.append(ds)
         nv_list.append(nv)
@@ -343,8 +343,7 @@ def estimate_cmd(ctx: typer.Context,
                          mean_over_topics(nv_list, confidence, interval_method),
                          tuple(_free([c[i] for c in sc_list], size_list, confidence)
                                for i in (0, 1)),
-                         (primary_assumes(double, interval_method,
-                                          tuple(np.sum(blank, axis=0).tolist())),
+                         (primary_assumes(double, interval_method, _total(blank)),
                           naive_assumes))
         result.pop("strata")
         result["mean_over_topics"] = len(topics_out)
@@ -355,12 +354,21 @@ def estimate_cmd(ctx: typer.Context,
     result["confidence"] = confidence
     result["interval"] = interval_method
     result["double_sampling"] = double
-    cells, docs = np.sum(blank, axis=0).tolist() if blank else (0, 0)
-    result["unadjudicated"] = {"cells": int(cells), "documents": int(docs)}
+    result["unadjudicated"] = _cells_documents(_total(blank))
     atomic_write_text(json_out, json.dumps(result, indent=2) + "\n")
     for line in summary_lines(result):
         typer.echo(line, err=True)
     typer.echo(f"wrote {json_out}", err=True)
+
+
+def _total(blank: list[tuple[int, int]]) -> tuple[int, int]:
+    """(cells, documents) with no adjudication over the topics."""
+    return (sum(c for c, _ in blank), sum(d for _, d in blank))
+
+
+def _cells_documents(blank: tuple[int, int]) -> dict[str, int]:
+    """The JSON's ``unadjudicated``."""
+    return {"cells": int(blank[0]), "documents": int(blank[1])}
 
 
 def main() -> None:  # pragma: no cover

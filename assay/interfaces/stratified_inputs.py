@@ -161,7 +161,6 @@ def _pattern_names(names: list[str], runs: int) -> bool:
     return all(len(n) == runs and set(n) <= {"0", "1"} for n in names)
 
 
-
 def check_patterns(rows, bits, names, sample, order) -> None:
     """If strata are run-pattern names (one 0/1 digit per run), each document must match."""
     if not _pattern_names(names, len(order)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.core.two_phase import RUN_MEASURES, TopicEstimate
+from assay.core.two_phase import CUT_TO_RANGE, RUN_MEASURES, TopicEstimate
 from assay.core.two_phase import estimate_dict as _interval_dict
 from assay.core.two_phase_bounds import topics_bounds, yield_bounds
 
@@ -64,7 +64,7 @@ def summary_lines(result: dict) -> list[str]:
                              f"(assumption-free [{f['ci_low']:.4f}, {f['ci_high']:.4f}])")
         out.append(f"{run}: " + ", ".join(parts))
     tops = [result] + list((result.get("topics") or {}).values())
-    out += [f"* {n}" for t in tops for n in t.get("notes", []) if "is cut to it" in n]
+    out += [f"* {n}" for t in tops for n in t.get("notes", []) if CUT_TO_RANGE in n]
     blank = result.get("unadjudicated") or {}
     if blank.get("cells"):
         out.append(f"* {blank['documents']:,} assessed document(s) in {blank['cells']} "
